@@ -1,5 +1,6 @@
 #include "core/shape/shape.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -77,7 +78,13 @@ Shape Shape::Broadcast(const Shape& a, const Shape& b) {
     }
     out[static_cast<size_t>(rank - 1 - i)] = ea == 1 ? eb : ea;
   }
-  return Shape(std::span<const int64_t>(out.data(), static_cast<size_t>(rank)));
+  try {
+    return Shape(std::span<const int64_t>(out.data(), static_cast<size_t>(rank)));
+  } catch (const TensorShapeException& e) {
+    // Name the inputs: the caller never wrote the result shape.
+    throw TensorShapeException("broadcasting shapes " + a.ToString() + " and " + b.ToString() +
+                               ": " + e.what());
+  }
 }
 
 void CheckByteSize(const Shape& shape, DType dtype) {

@@ -64,6 +64,14 @@ void CheckViewBounds(const Shape& shape, const Strides& strides, int64_t offset,
                                " vs " + std::to_string(shape.rank()) + ")");
   }
   if (shape.IsEmpty()) return;
+  // The offset itself is reachable (every index 0). Checking it first also keeps the sums in
+  // ReachableOffsets from overflowing int64 for offsets far outside the buffer.
+  if (offset < 0 || offset >= buffer_elements) {
+    throw TensorShapeException("view of shape " + shape.ToString() + " with strides " +
+                               strides.ToString() + " at offset " + std::to_string(offset) +
+                               ": the offset is outside the buffer's " +
+                               std::to_string(buffer_elements) + " elements");
+  }
   const OffsetRange r = ReachableOffsets(shape, strides, offset);
   if (r.lowest < 0 || r.highest >= buffer_elements) {
     throw TensorShapeException("view of shape " + shape.ToString() + " with strides " +

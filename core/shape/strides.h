@@ -46,7 +46,8 @@ Strides ContiguousStrides(const Shape& shape);
 // ignored; empty tensors are contiguous.
 bool IsContiguous(const Shape& shape, const Strides& strides);
 
-// Lowest and highest element offsets a non-empty view reaches.
+// Lowest and highest element offsets a non-empty view reaches (|offset| must leave room for
+// the strides' span, about 2^62, in int64; CheckViewBounds ensures that).
 struct OffsetRange {
   int64_t lowest;
   int64_t highest;

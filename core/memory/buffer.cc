@@ -1,0 +1,19 @@
+#include "core/memory/buffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace onemodel::internal {
+
+void PoisonAndGuard(Buffer& buffer) {
+  std::memset(buffer.data(), 0xFF, static_cast<size_t>(buffer.length()));
+  std::memset(buffer.data() + buffer.length(), static_cast<int>(kCanaryByte),
+              static_cast<size_t>(kCanaryBytes));
+}
+
+bool CanaryIntact(const Buffer& buffer) {
+  const std::byte* canary = buffer.data() + buffer.length();
+  return std::all_of(canary, canary + kCanaryBytes, [](std::byte b) { return b == kCanaryByte; });
+}
+
+}  // namespace onemodel::internal

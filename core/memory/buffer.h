@@ -1,0 +1,98 @@
+// Buffer: a 64-byte-aligned block with a length, a generation and a version (spec 6, 7).
+//
+// A Buffer header is owned by whoever handed it out (a BufferPool, an Arena or a
+// BufferLedger, all BufferOwners). Headers are recycled, never freed while their pool lives,
+// so a stale tensor handle always reads a valid header whose generation no longer matches.
+//
+//   Buffer* b = pool.Rent(1024);
+//   uint64_t g = b->generation();
+//   b->owner()->Release(b);            // generation becomes g + 1: every handle is stale
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace onemodel {
+
+class Buffer;
+
+// Every buffer alignment, in bytes.
+inline constexpr int64_t kBufferAlignment = 64;
+
+// CHECKED builds put this many 0xA5 canary bytes after every buffer's length.
+#ifdef ONEMODEL_CHECKED
+inline constexpr bool kChecked = true;
+inline constexpr int64_t kCanaryBytes = 64;
+#else
+inline constexpr bool kChecked = false;
+inline constexpr int64_t kCanaryBytes = 0;
+#endif
+inline constexpr std::byte kCanaryByte{0xA5};
+inline constexpr std::byte kPoisonByte{0xFF};
+
+// Something that hands out buffers and takes them back.
+class BufferOwner {
+ public:
+  // Takes `buffer` back: its generation increases, so every handle to it becomes stale.
+  // Throws BufferOverrunException in CHECKED builds if the canary was overwritten (the
+  // buffer is released all the same).
+  virtual void Release(Buffer* buffer) = 0;
+
+ protected:
+  ~BufferOwner() = default;
+};
+
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  // Start of the block; 64-byte aligned.
+  std::byte* data() const { return data_; }
+  // Bytes requested by the renter.
+  int64_t length() const { return length_; }
+  // Bytes of the block (the size class, or the arena slice), at least length() + canary.
+  int64_t capacity() const { return capacity_; }
+  // Increases whenever the buffer is returned or its arena reset.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Write counter shared by every view (spec 7): 0 at rent.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  // Counts one tracked write.
+  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Stable identity of this header for diagnostics (never reused by another header).
+  uint64_t id() const { return id_; }
+  BufferOwner* owner() const { return owner_; }
+
+ private:
+  friend class BufferPool;
+  friend class Arena;
+  friend class BufferLedger;
+
+  // Makes every handle stale. Only the buffer's current owner calls this (one writer at a
+  // time), so a plain increment published with release ordering suffices: no locked RMW.
+  void AdvanceGeneration() {
+    generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  std::byte* data_ = nullptr;
+  int64_t length_ = 0;
+  int64_t capacity_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> version_{0};
+  uint64_t id_ = 0;
+  BufferOwner* owner_ = nullptr;
+  // Intrusive links: the pool's free lists, or a ledger's list of rented buffers.
+  Buffer* next_ = nullptr;
+  Buffer* prev_ = nullptr;
+  int32_t size_class_ = -1;  // pool class of data_, -1 when data_ belongs to an arena chunk
+};
+
+namespace internal {
+// CHECKED helpers: fill [data, data+length) with 0xFF and the canary after it; verify it.
+void PoisonAndGuard(Buffer& buffer);
+bool CanaryIntact(const Buffer& buffer);
+}  // namespace internal
+
+}  // namespace onemodel

@@ -1,0 +1,90 @@
+#include "core/memory/buffer_ledger.h"
+
+#include <exception>
+#include <string>
+
+#include "core/common/exceptions.h"
+
+namespace onemodel {
+
+BufferLedger::~BufferLedger() {
+  try {
+    ReclaimAll();
+  } catch (const BufferOverrunException&) {
+    // Everything was reclaimed; a destructor cannot report the overrun any further.
+  }
+}
+
+Buffer* BufferLedger::Allocate(int64_t length, bool zero) {
+  Buffer* b = pool_.Rent(length, zero);
+  b->owner_ = this;
+  std::lock_guard guard(mutex_);
+  b->prev_ = nullptr;
+  b->next_ = head_;
+  if (head_) head_->prev_ = b;
+  head_ = b;
+  ++rented_buffers_;
+  rented_bytes_ += length;
+  return b;
+}
+
+void BufferLedger::Unlink(Buffer* b) {
+  if (b->prev_) b->prev_->next_ = b->next_;
+  else head_ = b->next_;
+  if (b->next_) b->next_->prev_ = b->prev_;
+  b->prev_ = b->next_ = nullptr;
+  --rented_buffers_;
+  rented_bytes_ -= b->length_;
+}
+
+void BufferLedger::Release(Buffer* b) {
+  {
+    std::lock_guard guard(mutex_);
+    if (b->owner_ != this) {
+      throw StaleTensorException("buffer " + std::to_string(b->id()) +
+                                 " was released twice or was not rented through this session");
+    }
+    Unlink(b);
+    b->owner_ = &pool_;
+  }
+  pool_.Release(b);
+}
+
+int64_t BufferLedger::ReclaimAll() {
+  int64_t count = 0;
+  std::exception_ptr overrun;
+  for (;;) {
+    Buffer* b;
+    {
+      std::lock_guard guard(mutex_);
+      b = head_;
+      if (!b) break;
+      Unlink(b);
+      b->owner_ = &pool_;
+      ++leaked_;
+    }
+    ++count;
+    try {
+      pool_.Release(b);
+    } catch (const BufferOverrunException&) {
+      if (!overrun) overrun = std::current_exception();  // reported once everything is back
+    }
+  }
+  if (overrun) std::rethrow_exception(overrun);
+  return count;
+}
+
+int64_t BufferLedger::rented_buffers() const {
+  std::lock_guard guard(mutex_);
+  return rented_buffers_;
+}
+int64_t BufferLedger::rented_bytes() const {
+  std::lock_guard guard(mutex_);
+  return rented_bytes_;
+}
+int64_t BufferLedger::leaked() const {
+  std::lock_guard guard(mutex_);
+  return leaked_;
+}
+
+}  // namespace onemodel

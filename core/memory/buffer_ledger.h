@@ -1,0 +1,57 @@
+// BufferLedger: a session's record of the buffers it rented from the shared pool.
+//
+// C++ has no finalizer to free a tensor the client forgot, so each session rents through its
+// ledger; closing or expiring the session calls ReclaimAll(), which returns every buffer still
+// rented to the pool and counts it as leaked (DESIGN.md section 3).
+//
+//   BufferLedger ledger(pool);
+//   Buffer* b = ledger.Allocate(256);
+//   ...                                   // never released
+//   int64_t leaked = ledger.ReclaimAll(); // 1; b's handles are now stale
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "core/memory/allocator.h"
+#include "core/memory/buffer_pool.h"
+
+namespace onemodel {
+
+class BufferLedger final : public Allocator, public BufferOwner {
+ public:
+  explicit BufferLedger(BufferPool& pool) : pool_(pool) {}
+  // Reclaims whatever is still rented.
+  ~BufferLedger();
+  BufferLedger(const BufferLedger&) = delete;
+  BufferLedger& operator=(const BufferLedger&) = delete;
+
+  // Rents from the pool and records the buffer (see Allocator::Allocate).
+  Buffer* Allocate(int64_t length, bool zero = false) override;
+  // Forgets the buffer and returns it to the pool (see BufferOwner::Release).
+  void Release(Buffer* buffer) override;
+  // Returns every buffer still rented to the pool; the number returned is added to leaked().
+  // In CHECKED builds, throws BufferOverrunException afterwards if any canary was broken.
+  int64_t ReclaimAll();
+
+  // Buffers rented through this ledger and not yet released.
+  int64_t rented_buffers() const;
+  // Bytes (lengths) rented through this ledger and not yet released.
+  int64_t rented_bytes() const;
+  // Buffers ReclaimAll() has returned over the ledger's life.
+  int64_t leaked() const;
+
+  BufferPool& pool() const { return pool_; }
+
+ private:
+  void Unlink(Buffer* buffer);
+
+  BufferPool& pool_;
+  mutable std::mutex mutex_;
+  Buffer* head_ = nullptr;  // doubly linked through Buffer::prev_/next_
+  int64_t rented_buffers_ = 0;
+  int64_t rented_bytes_ = 0;
+  int64_t leaked_ = 0;
+};
+
+}  // namespace onemodel

@@ -1,0 +1,217 @@
+#include "core/memory/buffer_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/common/exceptions.h"
+#include "core/shape/shape.h"
+
+namespace onemodel {
+namespace {
+constexpr int kHeadersPerSlab = 256;
+}  // namespace
+
+namespace internal {
+void CheckBufferLength(int64_t length) {
+  if (length < 0 || length > kMaxBufferBytes) {
+    throw TensorShapeException("buffer of " + std::to_string(length) +
+                               " bytes requested; a buffer holds 0 to " +
+                               std::to_string(kMaxBufferBytes) + " bytes");
+  }
+}
+}  // namespace internal
+
+BufferPool::BufferPool(int64_t max_idle_bytes) : max_idle_bytes_(max_idle_bytes) {
+  if (max_idle_bytes < 0) {
+    throw TensorException("MaxIdleBytes must not be negative (got " +
+                          std::to_string(max_idle_bytes) + ")");
+  }
+}
+
+BufferPool::~BufferPool() {
+  // Every header ever made is in a slab, so walking the slabs frees every block, idle or not.
+  for (auto& slab : header_slabs_) {
+    for (int i = 0; i < kHeadersPerSlab; ++i) {
+      Buffer& h = slab[static_cast<size_t>(i)];
+      if (h.size_class_ >= 0) std::free(h.data_);
+    }
+  }
+}
+
+Buffer* BufferPool::Rent(int64_t length, bool zero) {
+  internal::CheckBufferLength(length);
+  return RentBlock(length, zero);
+}
+
+Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
+  const int index = SizeClassIndex(length + kCanaryBytes);
+  const int64_t size = SizeClassBytesAt(index);
+  SizeClass& c = classes_[static_cast<size_t>(index)];
+  Buffer* b;
+  {
+    std::lock_guard guard(lock_);
+    b = c.free_list;
+    if (b) {
+      c.free_list = b->next_;
+      --c.idle;
+      ++c.hits;
+      idle_bytes_ -= size;
+    } else {
+      ++c.misses;
+    }
+    ++c.rented;
+    c.rented_requested_bytes += length;
+    rented_bytes_ += size;
+    peak_rented_bytes_ = std::max(peak_rented_bytes_, rented_bytes_);
+  }
+  if (!b) {
+    void* block = std::aligned_alloc(kBufferAlignment, static_cast<size_t>(size));
+    if (!block) {
+      std::lock_guard guard(lock_);
+      --c.rented;
+      c.rented_requested_bytes -= length;
+      rented_bytes_ -= size;
+      throw OutOfMemoryException("the system refused " + std::to_string(size) +
+                                 " bytes for a buffer of " + std::to_string(length) + " bytes");
+    }
+    b = AcquireHeader();
+    b->data_ = static_cast<std::byte*>(block);
+    b->capacity_ = size;
+    b->size_class_ = index;
+  }
+  b->next_ = nullptr;
+  b->length_ = length;
+  b->version_.store(0, std::memory_order_relaxed);
+  b->owner_ = this;
+  if (zero) {
+    std::memset(b->data_, 0, static_cast<size_t>(length));
+  }
+  if constexpr (kChecked) {
+    if (!zero) internal::PoisonAndGuard(*b);
+    std::memset(b->data_ + length, static_cast<int>(kCanaryByte), static_cast<size_t>(kCanaryBytes));
+  }
+  return b;
+}
+
+void BufferPool::Release(Buffer* b) {
+  if (b->owner_ != this || b->size_class_ < 0) {
+    throw StaleTensorException("buffer " + std::to_string(b->id()) +
+                               " was released twice or was not rented from this pool");
+  }
+  b->owner_ = nullptr;
+  b->AdvanceGeneration();
+  bool intact = true;
+  if constexpr (kChecked) {
+    intact = internal::CanaryIntact(*b);
+    internal::PoisonAndGuard(*b);
+  }
+  const int64_t size = b->capacity_;
+  const int64_t length = b->length_;
+  SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
+  bool keep;
+  {
+    std::lock_guard guard(lock_);
+    --c.rented;
+    c.rented_requested_bytes -= length;
+    rented_bytes_ -= size;
+    keep = idle_bytes_ + size <= max_idle_bytes_;
+    if (keep) {
+      b->next_ = c.free_list;
+      c.free_list = b;
+      ++c.idle;
+      idle_bytes_ += size;
+    } else {
+      ++c.frees_over_cap;
+    }
+  }
+  if (!keep) {
+    std::free(b->data_);
+    PushHeader(b);
+  }
+  if (!intact) {
+    throw BufferOverrunException("buffer " + std::to_string(b->id()) + " of " +
+                                 std::to_string(length) +
+                                 " bytes was written past its end (canary overwritten); the "
+                                 "buffer was released, but a kernel or caller has a bug");
+  }
+}
+
+void BufferPool::Trim() {
+  Buffer* lists = nullptr;  // every idle block, chained through next_
+  {
+    std::lock_guard guard(lock_);
+    for (SizeClass& c : classes_) {
+      while (Buffer* b = c.free_list) {
+        c.free_list = b->next_;
+        b->next_ = lists;
+        lists = b;
+      }
+      c.idle = 0;
+    }
+    idle_bytes_ = 0;
+  }
+  while (lists) {
+    Buffer* next = lists->next_;
+    std::free(lists->data_);
+    PushHeader(lists);
+    lists = next;
+  }
+}
+
+Buffer* BufferPool::AcquireHeader() {
+  std::lock_guard guard(header_mutex_);
+  if (!free_headers_) {
+    auto slab = std::make_unique<Buffer[]>(kHeadersPerSlab);
+    for (int i = kHeadersPerSlab - 1; i >= 0; --i) {
+      Buffer& h = slab[static_cast<size_t>(i)];
+      h.id_ = next_header_id_ + static_cast<uint64_t>(i);
+      h.next_ = free_headers_;
+      free_headers_ = &h;
+    }
+    next_header_id_ += kHeadersPerSlab;
+    header_slabs_.push_back(std::move(slab));
+  }
+  Buffer* h = free_headers_;
+  free_headers_ = h->next_;
+  h->next_ = nullptr;
+  return h;
+}
+
+void BufferPool::ReleaseHeader(Buffer* header) {
+  header->AdvanceGeneration();
+  PushHeader(header);
+}
+
+void BufferPool::PushHeader(Buffer* header) {
+  header->data_ = nullptr;
+  header->size_class_ = -1;
+  header->owner_ = nullptr;
+  header->length_ = header->capacity_ = 0;
+  std::lock_guard guard(header_mutex_);
+  header->next_ = free_headers_;
+  free_headers_ = header;
+}
+
+PoolStats BufferPool::Stats() const {
+  PoolStats s;
+  s.max_idle_bytes = max_idle_bytes_;
+  std::lock_guard guard(lock_);
+  for (int i = 0; i < kSizeClassCount; ++i) {
+    const SizeClass& c = classes_[static_cast<size_t>(i)];
+    const int64_t size = SizeClassBytesAt(i);
+    s.rented_buffers += c.rented;
+    s.rented_requested_bytes += c.rented_requested_bytes;
+    s.hits += c.hits;
+    s.misses += c.misses;
+    s.frees_over_cap += c.frees_over_cap;
+    if (c.rented || c.idle) s.classes.push_back({size, c.rented, c.idle});
+  }
+  s.rented_bytes = rented_bytes_;
+  s.idle_bytes = idle_bytes_;
+  s.peak_rented_bytes = peak_rented_bytes_;
+  return s;
+}
+
+}  // namespace onemodel

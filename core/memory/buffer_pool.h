@@ -1,0 +1,106 @@
+// BufferPool: the shared pool of 64-byte-aligned blocks, one free list per size class (spec 6).
+//
+// Rent(n) serves n bytes from the class SizeClassBytes(n); Release() puts the block back on
+// its class's free list, or frees it when idle memory would exceed MaxIdleBytes. Safe from
+// many threads; nothing depends on thread count or timing. Statistics are exact.
+//
+//   BufferPool pool;                       // MaxIdleBytes = 2 GiB
+//   Buffer* b = pool.Rent(4096, /*zero=*/true);
+//   ... b->data() ...
+//   pool.Release(b);                       // b's generation increases; the block waits idle
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/memory/allocator.h"
+#include "core/memory/buffer.h"
+#include "core/memory/size_class.h"
+#include "core/memory/spin_lock.h"
+
+namespace onemodel {
+
+struct PoolClassStats {
+  int64_t size_bytes = 0;      // the class size
+  int64_t rented_buffers = 0;  // buffers of this class now rented
+  int64_t idle_buffers = 0;    // buffers of this class waiting in the free list
+};
+
+struct PoolStats {
+  int64_t rented_buffers = 0;
+  int64_t rented_requested_bytes = 0;  // sum of the lengths asked for
+  int64_t rented_bytes = 0;            // sum of the class sizes handed out
+  int64_t peak_rented_bytes = 0;       // highest rented_bytes ever seen
+  int64_t idle_bytes = 0;              // bytes waiting in free lists
+  int64_t max_idle_bytes = 0;          // the cap
+  int64_t hits = 0;                    // rents served from a free list
+  int64_t misses = 0;                  // rents that allocated from the system
+  int64_t frees_over_cap = 0;          // releases freed because idle memory hit the cap
+  std::vector<PoolClassStats> classes; // classes with any rented or idle buffer, by size
+};
+
+class BufferPool final : public Allocator, public BufferOwner {
+ public:
+  static constexpr int64_t kDefaultMaxIdleBytes = int64_t{2} << 30;
+
+  explicit BufferPool(int64_t max_idle_bytes = kDefaultMaxIdleBytes);
+  // Frees every idle block and every header. Buffers still rented must not be used after.
+  ~BufferPool();
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+
+  // A buffer of `length` bytes (0 <= length <= 2^31-1), zero-filled if asked, version 0.
+  // Throws TensorShapeException for a length outside the limit, OutOfMemoryException when
+  // the system has no memory. In CHECKED builds contents are 0xFF unless zeroed.
+  Buffer* Rent(int64_t length, bool zero = false);
+  Buffer* Allocate(int64_t length, bool zero = false) override { return Rent(length, zero); }
+
+  // Takes a rented buffer back (see BufferOwner::Release).
+  void Release(Buffer* buffer) override;
+
+  // Frees every idle block (rented ones are untouched).
+  void Trim();
+
+  int64_t max_idle_bytes() const { return max_idle_bytes_; }
+  PoolStats Stats() const;
+
+  // A recycled header, not attached to any block (arenas slice chunks with these).
+  Buffer* AcquireHeader();
+  // Gives a header from AcquireHeader() back; its generation increases.
+  void ReleaseHeader(Buffer* header);
+
+ private:
+  struct SizeClass {
+    Buffer* free_list = nullptr;  // headers with their blocks attached
+    int64_t idle = 0;
+    int64_t rented = 0;
+    int64_t rented_requested_bytes = 0;
+    int64_t hits = 0;
+    int64_t misses = 0;
+    int64_t frees_over_cap = 0;
+  };
+
+  friend class Arena;
+  // Rent without the length limit: arena chunks may exceed 2^31-1 by the alignment padding.
+  Buffer* RentBlock(int64_t length, bool zero);
+  void PushHeader(Buffer* header);
+
+  const int64_t max_idle_bytes_;
+  // One short critical section per Rent or Release (a pointer pop or push and counters):
+  // cheaper than several atomic updates, and the statistics are always consistent.
+  mutable internal::SpinLock lock_;
+  std::array<SizeClass, kSizeClassCount> classes_;
+  int64_t rented_bytes_ = 0;
+  int64_t peak_rented_bytes_ = 0;
+  int64_t idle_bytes_ = 0;
+
+  std::mutex header_mutex_;
+  Buffer* free_headers_ = nullptr;
+  std::vector<std::unique_ptr<Buffer[]>> header_slabs_;
+  uint64_t next_header_id_ = 1;
+};
+
+}  // namespace onemodel
