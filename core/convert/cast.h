@@ -5,9 +5,10 @@
 // loop over CastValue. The rules:
 //   float -> float     by half.h; float64 -> FLOAT16/BFLOAT16 goes through float32 (rounds
 //                      twice, as the spec says); float64 -> float32 rounds to nearest even.
-//   integer -> float   rounds once to nearest even. (FLOAT16 goes through float32, which is
-//                      exact below 2^24 and is infinity-bound above it anyway; BFLOAT16 keeps a
-//                      sticky bit on the way so that the one visible rounding is correct.)
+//   integer -> float   rounds once to nearest even. FLOAT16 goes through float32: that step is
+//                      exact below 2^24, and every integer from 65520 up is infinity either
+//                      way. BFLOAT16 from a 32/64-bit integer keeps a sticky bit in the float32
+//                      step (round to odd), so the one visible rounding is the correct one.
 //   float -> integer   truncates toward zero and saturates to the target range; NaN -> 0.
 //   integer -> integer wraps modulo 2^bits.
 //   any -> bool        is "!= 0": NaN is true, -0.0 is false.

@@ -81,7 +81,7 @@ constexpr uint16_t FloatToBFloat16Bits(float x) {
 // bfloat16 bits -> float, exact; a NaN is made quiet.
 constexpr float BFloat16BitsToFloat(uint16_t b) {
   uint32_t bits = static_cast<uint32_t>(b) << 16;
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) bits |= 0;
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) bits |= 0x400000u;
   return std::bit_cast<float>(bits);
 }
 

@@ -20,12 +20,12 @@
 namespace onemodel {
 namespace {
 
-using testing::BFloat16Value;
-using testing::HalfValue;
-using testing::ReferenceBFloat16Bits;
-using testing::ReferenceHalfBits;
-using testing::ReferenceRoundInteger;
-using testing::ReferenceRoundUnsigned;
+using reference::BFloat16Value;
+using reference::HalfValue;
+using reference::ReferenceBFloat16Bits;
+using reference::ReferenceHalfBits;
+using reference::ReferenceRoundInteger;
+using reference::ReferenceRoundUnsigned;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

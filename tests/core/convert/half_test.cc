@@ -14,12 +14,12 @@
 namespace onemodel {
 namespace {
 
-using testing::BFloat16Table;
-using testing::BFloat16Value;
-using testing::HalfTable;
-using testing::HalfValue;
-using testing::ReferenceBFloat16Bits;
-using testing::ReferenceHalfBits;
+using reference::BFloat16Table;
+using reference::BFloat16Value;
+using reference::HalfTable;
+using reference::HalfValue;
+using reference::ReferenceBFloat16Bits;
+using reference::ReferenceHalfBits;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 

@@ -18,7 +18,7 @@
 #include <limits>
 #include <vector>
 
-namespace onemodel::testing {
+namespace onemodel::reference {
 
 // The value of binary16 bits h from its fields (NaN for every NaN pattern).
 inline double HalfValue(uint16_t h) {
@@ -126,4 +126,4 @@ inline double ReferenceRoundInteger(int64_t v, int precision) {
   return v < 0 ? -rounded : rounded;
 }
 
-}  // namespace onemodel::testing
+}  // namespace onemodel::reference
