@@ -1,0 +1,64 @@
+// How far a fast kernel may be from the reference (docs/kernels.md states and measures it).
+//
+// Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Relu and MaxPool2d must be bit-identical.
+// The transcendental ops must stay within kMaxUlp units in the last place of the reference
+// result; where the reference result is tiny next to the input (GELU's and Sigmoid's far
+// negative tails, where both sides lose all relative precision to cancellation), within an
+// absolute error of kAbsFloor * max(1, |x|). MatMul: |fast - ref| <= K * 2^-22 * sum|a||b|.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/kernels/kernels.h"
+
+namespace onemodel {
+
+// Distance in representable floats between a and b (0 when both are NaN, max when one is).
+inline int64_t UlpDistance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) {
+    return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<int64_t>::max();
+  }
+  auto ordered = [](float f) {
+    const int32_t i = std::bit_cast<int32_t>(f);
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};  // monotone in f; -0 == +0
+  };
+  const int64_t d = ordered(a) - ordered(b);
+  return d < 0 ? -d : d;
+}
+
+struct UnaryAccuracy {
+  int64_t max_ulp;  // 0: bit-identical
+  float abs_floor;  // absolute error allowed on top, scaled by max(1, |x|)
+};
+
+// The bound each fast unary op is held to.
+constexpr UnaryAccuracy AccuracyOf(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExp:
+      return {4, 0.0f};
+    case UnaryOp::kLog:
+      return {4, 0.0f};
+    case UnaryOp::kTanh:
+      return {8, 0.0f};
+    case UnaryOp::kSigmoid:
+      return {8, 0.0f};
+    case UnaryOp::kGelu:
+      return {16, 1e-7f};
+    default:
+      return {0, 0.0f};
+  }
+}
+
+// True when `fast` is within op's bound of `ref` for input x.
+inline bool WithinAccuracy(UnaryOp op, float x, float fast, float ref) {
+  const UnaryAccuracy acc = AccuracyOf(op);
+  if (acc.max_ulp == 0) return std::bit_cast<uint32_t>(fast) == std::bit_cast<uint32_t>(ref);
+  if (UlpDistance(fast, ref) <= acc.max_ulp) return true;
+  return std::isfinite(fast) && std::isfinite(ref) &&
+         std::fabs(fast - ref) <= acc.abs_floor * std::fmax(1.0f, std::fabs(x));
+}
+
+}  // namespace onemodel

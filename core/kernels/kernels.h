@@ -1,0 +1,72 @@
+// TensorKernels: the one place eager operations call kernels (spec 9).
+//
+// Inputs are float32 tensors with arbitrary strides (negative and zero included). The caller
+// validates everything first, expands broadcasts to stride 0 (so all operands of Binary have
+// one shape, and batched MatMul operands have equal batch dimensions), and allocates the
+// outputs. Kernels never throw and never allocate when the output is given. Outputs are
+// written through MutableStorage, so each call bumps the output's version once.
+//
+//   TensorKernels& k = KernelSet::Default();
+//   k.Binary(BinaryOp::kAdd, a, b.Expand(a.shape()), out);
+//   k.MaxPool2d(x, {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
+//                   .pad_h = 1, .pad_w = 1}, y, &indices);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/tensor/tensor.h"
+
+namespace onemodel {
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
+enum class UnaryOp { kNeg, kAbs, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh, kGelu };
+
+inline constexpr BinaryOp kAllBinaryOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
+                                             BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin,
+                                             BinaryOp::kPow};
+inline constexpr UnaryOp kAllUnaryOps[] = {UnaryOp::kNeg,     UnaryOp::kAbs,  UnaryOp::kExp,
+                                           UnaryOp::kLog,     UnaryOp::kSqrt, UnaryOp::kRelu,
+                                           UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kGelu};
+
+// "Add", "Sigmoid", ...
+std::string_view BinaryOpName(BinaryOp op);
+std::string_view UnaryOpName(UnaryOp op);
+
+// 2-D max pooling over the last two dimensions of a logical (N, C, H, W) tensor.
+struct MaxPool2dParams {
+  int32_t kernel_h = 1;
+  int32_t kernel_w = 1;
+  int32_t stride_h = 1;
+  int32_t stride_w = 1;
+  int32_t pad_h = 0;  // 0 <= pad < kernel
+  int32_t pad_w = 0;
+};
+
+// Spec 9: floor((size + 2*pad - kernel) / stride) + 1 (callers check that it is positive).
+constexpr int64_t PoolOutputExtent(int64_t size, int32_t kernel, int32_t stride, int32_t pad) {
+  const int64_t span = size + 2 * int64_t{pad} - kernel;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+class TensorKernels {
+ public:
+  virtual ~TensorKernels() = default;
+
+  // The variant's name, e.g. "reference", "fast-avx3", "fast-avx2", "fast-scalar".
+  virtual std::string_view name() const = 0;
+
+  // out = op(a, b) elementwise; a, b and out have one shape.
+  virtual void Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) const = 0;
+  // out = op(x) elementwise; x and out have one shape.
+  virtual void Unary(UnaryOp op, const Tensor& x, Tensor& out) const = 0;
+  // out[..., M, N] = a[..., M, K] x b[..., K, N]; rank >= 2, batch dimensions equal.
+  virtual void MatMul(const Tensor& a, const Tensor& b, Tensor& out) const = 0;
+  // out (N, C, OH, OW) = window maxima of x (N, C, H, W), either layout physically. When
+  // `indices` is given (int32, same shape as out) it receives each maximum's position
+  // y * W + x within its input plane; otherwise no index is computed.
+  virtual void MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tensor& out,
+                         Tensor* indices) const = 0;
+};
+
+}  // namespace onemodel

@@ -1,0 +1,50 @@
+#include <cmath>
+#include <cstdint>
+
+#include "core/kernels/maxpool.h"
+
+namespace onemodel::internal {
+
+void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, Tensor* indices) {
+  const float* in = x.Storage<float>().data();
+  float* o = out.MutableStorage<float>().data();
+  int32_t* idx = indices ? indices->MutableStorage<int32_t>().data() : nullptr;
+  const int64_t n_ = x.shape()[0], c_ = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
+  const int64_t oh = out.shape()[2], ow = out.shape()[3];
+  const Strides& s = x.strides();
+  const Strides& so = out.strides();
+  for (int64_t n = 0; n < n_; ++n) {
+    for (int64_t c = 0; c < c_; ++c) {
+      const float* plane = in + x.offset() + n * s[0] + c * s[1];
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          float best = 0.0f;
+          int64_t at = -1;
+          for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
+            const int64_t y = oy * p.stride_h - p.pad_h + ky;
+            if (y < 0 || y >= h) continue;
+            for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
+              const int64_t xx = ox * p.stride_w - p.pad_w + kx;
+              if (xx < 0 || xx >= w) continue;
+              const float v = plane[y * s[2] + xx * s[3]];
+              // The first in-bounds element, a first NaN, or a strictly larger value wins.
+              if (at < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                best = v;
+                at = y * w + xx;
+              }
+            }
+          }
+          const int64_t dst = out.offset() + n * so[0] + c * so[1] + oy * so[2] + ox * so[3];
+          o[dst] = best;
+          if (idx) {
+            const Strides& si = indices->strides();
+            idx[indices->offset() + n * si[0] + c * si[1] + oy * si[2] + ox * si[3]] =
+                static_cast<int32_t>(at);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace onemodel::internal

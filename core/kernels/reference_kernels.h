@@ -1,0 +1,19 @@
+// ReferenceKernels: the meaning of every kernel (spec 9). Scalar loops over any strides,
+// double accumulation in MatMul, no threads. Fast kernels are tested against these.
+#pragma once
+
+#include "core/kernels/kernels.h"
+
+namespace onemodel {
+
+class ReferenceKernels final : public TensorKernels {
+ public:
+  std::string_view name() const override { return "reference"; }
+  void Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) const override;
+  void Unary(UnaryOp op, const Tensor& x, Tensor& out) const override;
+  void MatMul(const Tensor& a, const Tensor& b, Tensor& out) const override;
+  void MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tensor& out,
+                 Tensor* indices) const override;
+};
+
+}  // namespace onemodel

@@ -1,0 +1,166 @@
+// The fast elementwise rows, compiled once per SIMD target by Highway (foreach_target) and
+// picked at run time through ElementwiseSimdFor(). Every row processes whole vectors; the
+// tail and strided operands go through a lane-sized stack buffer, so an element's result
+// never depends on where it sits (tail or not) or on the operand's strides.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "core/kernels/simd_elementwise.cc"
+#include <cmath>
+#include <limits>
+
+#include "core/kernels/scalar_ops.h"
+#include "core/kernels/simd_tables.h"
+#include "core/kernels/simd_targets.h"  // before foreach_target: which targets to compile
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onemodel::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+
+// ---- vector forms of the ops; each matches scalar_ops.h ----
+template <BinaryOp kOp>
+HWY_INLINE V BinaryVec(D, V a, V b) {
+  if constexpr (kOp == BinaryOp::kAdd) return hn::Add(a, b);
+  if constexpr (kOp == BinaryOp::kSub) return hn::Sub(a, b);
+  if constexpr (kOp == BinaryOp::kMul) return hn::Mul(a, b);
+  if constexpr (kOp == BinaryOp::kDiv) return hn::Div(a, b);
+  if constexpr (kOp == BinaryOp::kMax || kOp == BinaryOp::kMin) {
+    const auto pick_a = kOp == BinaryOp::kMax ? hn::Gt(a, b) : hn::Lt(a, b);
+    V r = hn::IfThenElse(pick_a, a, b);
+    r = hn::IfThenElse(hn::IsNaN(b), b, r);
+    return hn::IfThenElse(hn::IsNaN(a), a, r);  // the first NaN wins
+  }
+  return a;
+}
+
+// Returns x where x is NaN, else r.
+HWY_INLINE V KeepNaN(V x, V r) { return hn::IfThenElse(hn::IsNaN(x), x, r); }
+
+template <UnaryOp kOp>
+HWY_INLINE V UnaryVec(D d, V x) {
+  const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  if constexpr (kOp == UnaryOp::kNeg) return hn::Neg(x);
+  if constexpr (kOp == UnaryOp::kAbs) return hn::Abs(x);
+  if constexpr (kOp == UnaryOp::kSqrt) return hn::Sqrt(x);
+  if constexpr (kOp == UnaryOp::kRelu) {
+    return KeepNaN(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x));
+  }
+  if constexpr (kOp == UnaryOp::kExp) {
+    // Highway's Exp is valid on [-FLT_MAX, 104]; above ln(FLT_MAX) the result is +inf.
+    const V r = hn::Exp(d, hn::Min(x, hn::Set(d, 100.0f)));
+    return KeepNaN(x, hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283935546875f)), inf, r));
+  }
+  if constexpr (kOp == UnaryOp::kLog) {
+    // Highway's Log is valid on (0, FLT_MAX]: 0 -> -inf, negative -> NaN, +inf -> +inf.
+    V r = hn::Log(d, x);
+    r = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), hn::Neg(inf), r);
+    r = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Set(d, std::numeric_limits<float>::quiet_NaN()),
+                       r);
+    r = hn::IfThenElse(hn::Eq(x, inf), inf, r);
+    return KeepNaN(x, r);
+  }
+  if constexpr (kOp == UnaryOp::kTanh) return KeepNaN(x, hn::Tanh(d, x));
+  if constexpr (kOp == UnaryOp::kSigmoid) {
+    const V one = hn::Set(d, 1.0f);
+    return hn::Div(one, hn::Add(one, UnaryVec<UnaryOp::kExp>(d, hn::Neg(x))));
+  }
+  if constexpr (kOp == UnaryOp::kGelu) {
+    const V x3 = hn::Mul(hn::Mul(x, x), x);
+    const V inner =
+        hn::Mul(hn::Set(d, scalar::kGeluScale), hn::MulAdd(hn::Set(d, scalar::kGeluCubic), x3, x));
+    const V t = UnaryVec<UnaryOp::kTanh>(d, inner);
+    return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), t));
+  }
+  return x;
+}
+
+// Loads n <= Lanes elements of stride s (0, 1 or any) into a vector (missing lanes are 0).
+HWY_INLINE V LoadAny(D d, const float* p, int64_t s, int64_t n) {
+  const size_t lanes = hn::Lanes(d);
+  if (s == 1 && static_cast<size_t>(n) == lanes) return hn::LoadU(d, p);
+  if (s == 0) return hn::Set(d, *p);
+  HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+  for (int64_t i = 0; i < n; ++i) buf[i] = p[i * s];
+  return hn::Load(d, buf);
+}
+
+// Stores the first n lanes of v at stride s.
+HWY_INLINE void StoreAny(D d, V v, float* p, int64_t s, int64_t n) {
+  if (s == 1 && static_cast<size_t>(n) == hn::Lanes(d)) return hn::StoreU(v, d, p);
+  HWY_ALIGN float buf[hn::MaxLanes(d)];
+  hn::Store(v, d, buf);
+  for (int64_t i = 0; i < n; ++i) p[i * s] = buf[i];
+}
+
+template <BinaryOp kOp>
+void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const float* b,
+                int64_t sb) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (so == 1 && sa == 1 && sb == 1) {  // the common case, kept free of branches
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(BinaryVec<kOp>(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+    }
+  } else if (so == 1 && sa == 1 && sb == 0) {
+    const V vb = hn::Set(d, *b);
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(BinaryVec<kOp>(d, hn::LoadU(d, a + i), vb), d, out + i);
+    }
+  } else if (so == 1 && sa == 0 && sb == 1) {
+    const V va = hn::Set(d, *a);
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(BinaryVec<kOp>(d, va, hn::LoadU(d, b + i)), d, out + i);
+    }
+  }
+  for (; i < n; i += lanes) {
+    const int64_t m = std::min(lanes, n - i);
+    StoreAny(d, BinaryVec<kOp>(d, LoadAny(d, a + i * sa, sa, m), LoadAny(d, b + i * sb, sb, m)),
+             out + i * so, so, m);
+  }
+}
+
+// Pow has no vector form with a tight error bound here; it runs the scalar meaning.
+void PowRow(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const float* b,
+            int64_t sb) {
+  for (int64_t i = 0; i < n; ++i) out[i * so] = std::pow(a[i * sa], b[i * sb]);
+}
+
+template <UnaryOp kOp>
+void UnaryRowT(int64_t n, float* out, int64_t so, const float* x, int64_t sx) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (so == 1 && sx == 1) {
+    for (; i + lanes <= n; i += lanes)
+      hn::StoreU(UnaryVec<kOp>(d, hn::LoadU(d, x + i)), d, out + i);
+  }
+  for (; i < n; i += lanes) {
+    const int64_t m = std::min(lanes, n - i);
+    StoreAny(d, UnaryVec<kOp>(d, LoadAny(d, x + i * sx, sx, m)), out + i * so, so, m);
+  }
+}
+
+const internal::ElementwiseSimd* GetElementwiseSimd() {
+  static const internal::ElementwiseSimd table = {
+      {&BinaryRowT<BinaryOp::kAdd>, &BinaryRowT<BinaryOp::kSub>, &BinaryRowT<BinaryOp::kMul>,
+       &BinaryRowT<BinaryOp::kDiv>, &BinaryRowT<BinaryOp::kMax>, &BinaryRowT<BinaryOp::kMin>,
+       &PowRow},
+      {&UnaryRowT<UnaryOp::kNeg>, &UnaryRowT<UnaryOp::kAbs>, &UnaryRowT<UnaryOp::kExp>,
+       &UnaryRowT<UnaryOp::kLog>, &UnaryRowT<UnaryOp::kSqrt>, &UnaryRowT<UnaryOp::kRelu>,
+       &UnaryRowT<UnaryOp::kSigmoid>, &UnaryRowT<UnaryOp::kTanh>, &UnaryRowT<UnaryOp::kGelu>},
+  };
+  return &table;
+}
+
+}  // namespace onemodel::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace onemodel::internal {
+ONEMODEL_SIMD_TABLE_LOOKUP(ElementwiseSimd, GetElementwiseSimd)
+}  // namespace onemodel::internal
+#endif

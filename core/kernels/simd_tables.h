@@ -1,0 +1,60 @@
+// Tables of per-target SIMD row functions. Each foreach_target source fills one table per
+// target and exports a lookup by SimdTarget (see ONEMODEL_SIMD_TABLE_LOOKUP).
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+
+#include "core/kernels/kernels.h"
+#include "core/kernels/simd_targets.h"
+
+namespace onemodel::internal {
+
+// n elements; pointers address the first element; strides are in elements (any value).
+using BinaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* a, int64_t sa,
+                             const float* b, int64_t sb);
+using UnaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* x, int64_t sx);
+
+struct ElementwiseSimd {
+  BinaryRowFn binary[std::size(kAllBinaryOps)];  // indexed by BinaryOp
+  UnaryRowFn unary[std::size(kAllUnaryOps)];     // indexed by UnaryOp
+};
+
+// The elementwise rows compiled for `target` (which must be compiled in).
+const ElementwiseSimd& ElementwiseSimdFor(SimdTarget target);
+
+}  // namespace onemodel::internal
+
+// Defines `const TABLE& TABLE##For(SimdTarget)` from the per-target GETTER functions of a
+// foreach_target source. Use inside `#if HWY_ONCE`, in namespace onemodel::internal.
+#define ONEMODEL_SIMD_TABLE_LOOKUP(TABLE, GETTER)               \
+  const TABLE& TABLE##For(SimdTarget target) {                  \
+    switch (target) {                                           \
+      case SimdTarget::kAvx3:                                   \
+        ONEMODEL_IF_AVX3(return *::onemodel::N_AVX3::GETTER();) \
+        break;                                                  \
+      case SimdTarget::kAvx2:                                   \
+        ONEMODEL_IF_AVX2(return *::onemodel::N_AVX2::GETTER();) \
+        break;                                                  \
+      case SimdTarget::kScalar:                                 \
+        break;                                                  \
+    }                                                           \
+    return *::onemodel::ONEMODEL_FALLBACK_NS::GETTER();         \
+  }
+
+// The portable fallback: Highway's EMU128, or SCALAR where this compiler cannot build EMU128.
+#if defined(HWY_BASELINE_SCALAR) && HWY_BASELINE_SCALAR == HWY_SCALAR
+#define ONEMODEL_FALLBACK_NS N_SCALAR
+#else
+#define ONEMODEL_FALLBACK_NS N_EMU128
+#endif
+#if defined(HWY_TARGETS) && (HWY_TARGETS & HWY_AVX3)
+#define ONEMODEL_IF_AVX3(x) x
+#else
+#define ONEMODEL_IF_AVX3(x)
+#endif
+#if defined(HWY_TARGETS) && (HWY_TARGETS & HWY_AVX2)
+#define ONEMODEL_IF_AVX2(x) x
+#else
+#define ONEMODEL_IF_AVX2(x)
+#endif
