@@ -4,15 +4,17 @@
 // never depends on where it sits (tail or not) or on the operand's strides.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/simd_elementwise.cc"
+// clang-format off: Highway needs this order (foreach_target, highway, then contrib).
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
 #include <cmath>
 #include <limits>
 
 #include "core/kernels/scalar_ops.h"
 #include "core/kernels/simd_tables.h"
-#include "core/kernels/simd_targets.h"  // before foreach_target: which targets to compile
-#include "hwy/contrib/math/math-inl.h"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {

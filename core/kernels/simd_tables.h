@@ -23,6 +23,17 @@ struct ElementwiseSimd {
 // The elementwise rows compiled for `target` (which must be compiled in).
 const ElementwiseSimd& ElementwiseSimdFor(SimdTarget target);
 
+// Contiguous rows of spec 10's conversions; 16-bit values are raw bit patterns.
+struct ConvertSimd {
+  void (*float_to_half)(int64_t n, const float* in, uint16_t* out);
+  void (*half_to_float)(int64_t n, const uint16_t* in, float* out);
+  void (*float_to_bfloat16)(int64_t n, const float* in, uint16_t* out);
+  void (*bfloat16_to_float)(int64_t n, const uint16_t* in, float* out);
+};
+
+// The conversion rows compiled for `target` (which must be compiled in).
+const ConvertSimd& ConvertSimdFor(SimdTarget target);
+
 }  // namespace onemodel::internal
 
 // Defines `const TABLE& TABLE##For(SimdTarget)` from the per-target GETTER functions of a

@@ -1,0 +1,87 @@
+// The fast conversion rows of every target against spec 10's scalar bit code.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <random>
+#include <vector>
+
+#include "core/convert/half.h"
+#include "core/kernels/simd_tables.h"
+
+namespace onemodel {
+namespace {
+
+std::vector<SimdTarget> Targets() {
+  std::vector<SimdTarget> out;
+  for (SimdTarget t : CompiledTargets()) {
+    if (TargetSupported(t)) out.push_back(t);
+  }
+  return out;
+}
+
+// Random floats over all bit patterns, plus ties, boundaries and NaN payloads of both formats.
+std::vector<float> Inputs() {
+  std::vector<float> v;
+  std::mt19937 rng(9);
+  for (int i = 0; i < 2000000; ++i) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const uint32_t f = std::bit_cast<uint32_t>(HalfBitsToFloat(static_cast<uint16_t>(h)));
+    for (uint32_t delta : {0u, 1u, 0xFFFu, 0x1000u, 0x1001u, 0x2000u}) {
+      v.push_back(std::bit_cast<float>(f + delta));  // exact, ties and neighbours
+    }
+    v.push_back(std::bit_cast<float>((h << 16) | 0x8000u));  // bfloat16 ties
+    v.push_back(std::bit_cast<float>((h << 16) | 0x7FFFu));
+  }
+  return v;
+}
+
+TEST(ConvertSimdTest, FloatToHalfMatchesTheBitRulesOnEveryTarget) {
+  const std::vector<float> in = Inputs();
+  std::vector<uint16_t> out(in.size());
+  for (SimdTarget t : Targets()) {
+    internal::ConvertSimdFor(t).float_to_half(static_cast<int64_t>(in.size()), in.data(),
+                                              out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(out[i], FloatToHalfBits(in[i]))
+          << SimdTargetName(t) << " input 0x" << std::hex << std::bit_cast<uint32_t>(in[i]);
+    }
+  }
+}
+
+TEST(ConvertSimdTest, FloatToBFloat16MatchesTheBitRulesOnEveryTarget) {
+  const std::vector<float> in = Inputs();
+  std::vector<uint16_t> out(in.size());
+  for (SimdTarget t : Targets()) {
+    internal::ConvertSimdFor(t).float_to_bfloat16(static_cast<int64_t>(in.size()), in.data(),
+                                                  out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(out[i], FloatToBFloat16Bits(in[i]))
+          << SimdTargetName(t) << " input 0x" << std::hex << std::bit_cast<uint32_t>(in[i]);
+    }
+  }
+}
+
+TEST(ConvertSimdTest, AllSixteenBitPatternsWidenExactlyOnEveryTarget) {
+  std::vector<uint16_t> in(0x10000 + 7);  // + a tail that is not a whole vector
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 40503u);
+  for (uint32_t h = 0; h < 0x10000; ++h) in[h] = static_cast<uint16_t>(h);
+  std::vector<float> out(in.size());
+  for (SimdTarget t : Targets()) {
+    internal::ConvertSimdFor(t).half_to_float(static_cast<int64_t>(in.size()), in.data(),
+                                              out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(HalfBitsToFloat(in[i])))
+          << SimdTargetName(t) << " half 0x" << std::hex << in[i];
+    }
+    internal::ConvertSimdFor(t).bfloat16_to_float(static_cast<int64_t>(in.size()), in.data(),
+                                                  out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(out[i]),
+                std::bit_cast<uint32_t>(BFloat16BitsToFloat(in[i])))
+          << SimdTargetName(t) << " bfloat16 0x" << std::hex << in[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onemodel
