@@ -6,7 +6,8 @@
 // floats.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/simd_convert.cc"
-// clang-format off: Highway needs foreach_target before highway.
+// Highway needs foreach_target before highway.
+// clang-format off
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // clang-format on

@@ -4,10 +4,11 @@
 // never depends on where it sits (tail or not) or on the operand's strides.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/simd_elementwise.cc"
-// clang-format off: Highway needs this order (foreach_target, highway, then contrib).
-#include "hwy/contrib/math/math-inl.h"
+// Highway needs this order: foreach_target, highway, then contrib.
+// clang-format off
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
 // clang-format on
 
 #include <cmath>
