@@ -23,6 +23,10 @@ Tensor Tensor::Empty(const Shape& shape, DType dtype, Allocator& allocator, bool
 Tensor Tensor::FromBuffer(Buffer* buffer, DType dtype, const Shape& shape, const Strides& strides,
                           int64_t offset) {
   if (!IsSupported(dtype)) FromOnnx(static_cast<int32_t>(dtype));
+  if (!buffer->owner()) {
+    throw StaleTensorException("FromBuffer: buffer " + std::to_string(buffer->id()) +
+                               " is not rented (it was released or its arena reset)");
+  }
   Tensor t;
   t.buffer_ = buffer;
   t.generation_ = buffer->generation();
@@ -79,8 +83,8 @@ int64_t Tensor::DenseCount() const {
 int64_t Tensor::ElementOffset(std::span<const int64_t> index) const {
   CheckPlain("element access");
   if (static_cast<int>(index.size()) != rank()) {
-    throw TensorShapeException("index of rank " + std::to_string(index.size()) +
-                               " for tensor " + Describe());
+    throw TensorShapeException("index of rank " + std::to_string(index.size()) + " for tensor " +
+                               Describe());
   }
   int64_t at = offset_;
   for (int d = 0; d < rank(); ++d) {
@@ -118,9 +122,10 @@ void Tensor::FillBytes(const void* value) {
   CheckWritable();
   const int size = ElementSize(dtype_);
   const std::array<int32_t, kMaxRank> zeros{};
-  internal::StridedCopy(shape_, size, buffer_->data() + offset_ * size, strides_,
-                        static_cast<const std::byte*>(value),
-                        Strides(std::span<const int32_t>(zeros.data(), static_cast<size_t>(rank()))));
+  internal::StridedCopy(
+      shape_, size, buffer_->data() + offset_ * size, strides_,
+      static_cast<const std::byte*>(value),
+      Strides(std::span<const int32_t>(zeros.data(), static_cast<size_t>(rank()))));
   buffer_->BumpVersion();
 }
 
@@ -130,8 +135,9 @@ void Tensor::CopyFrom(const Tensor& src) {
   CheckLive();
   src.CheckLive();
   if (src.dtype_ != dtype_ || !(src.shape_ == shape_)) {
-    throw TensorShapeException("CopyFrom: source " + src.Describe() + " does not match destination " +
-                               Describe() + " (shape and type must be equal)");
+    throw TensorShapeException("CopyFrom: source " + src.Describe() +
+                               " does not match destination " + Describe() +
+                               " (shape and type must be equal)");
   }
   CheckWritable();
   const int size = ElementSize(dtype_);

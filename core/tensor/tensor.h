@@ -39,7 +39,8 @@ class Tensor {
   // TensorTypeException for an unsupported dtype.
   static Tensor Empty(const Shape& shape, DType dtype, Allocator& allocator, bool zero = false);
 
-  // A view over `buffer` (which must be live); checks the view bounds of spec 3.
+  // A view over `buffer`; checks the view bounds of spec 3. Throws StaleTensorException when
+  // the buffer is not rented.
   static Tensor FromBuffer(Buffer* buffer, DType dtype, const Shape& shape, const Strides& strides,
                            int64_t offset);
 

@@ -82,16 +82,23 @@ Tensor Tensor::Slice(int dim, int64_t start, int64_t stop, int64_t step) const {
   if (step > 0) {
     start = clamp(start, 0, n);
     stop = clamp(stop, 0, n);
-    count = stop > start ? (stop - start + step - 1) / step : 0;
+    count = stop > start ? 1 + (stop - start - 1) / step : 0;
   } else {
     start = clamp(start, -1, n - 1);
     stop = clamp(stop, -1, n - 1);
-    count = start > stop ? (start - stop - step - 1) / -step : 0;
+    // A step below -n gives one element; clamping it keeps -step from overflowing.
+    count = start > stop ? 1 + (start - stop - 1) / -std::max(step, -n - 1) : 0;
   }
-  const int64_t stride = int64_t{strides_[d]} * step;
+  // Multiply only while the product fits in int64 (|step| < 2^32). A dimension of at most one
+  // element never moves, so there any step (numpy allows any) keeps the source stride.
+  int64_t stride = strides_[d];
+  if (step > -(int64_t{1} << 32) && step < (int64_t{1} << 32)) stride *= step;
   if (stride > std::numeric_limits<int32_t>::max() || stride < std::numeric_limits<int32_t>::min()) {
-    throw TensorShapeException("Slice: step " + std::to_string(step) + " makes stride " +
-                               std::to_string(stride) + ", beyond the 32-bit stride limit");
+    if (count > 1) {
+      throw TensorShapeException("Slice: step " + std::to_string(step) + " makes stride " +
+                                 std::to_string(stride) + ", beyond the 32-bit stride limit");
+    }
+    stride = strides_[d];
   }
   std::vector<int64_t> extents = ExtentsOf(shape_);
   extents[static_cast<size_t>(d)] = count;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -71,6 +72,17 @@ TEST(TensorEmpty, ZeroFillsWhenAsked) {
   dirty.Dispose();  // its block goes back to the free list and is handed out again below
   const Tensor t = Tensor::Empty(Shape{4, 4}, DType::kInt32, pool, /*zero=*/true);
   EXPECT_EQ(Values<int32_t>(t), Ints(16, 0));
+}
+
+TEST(TensorEmpty, CheckedBuildsPoisonUnwrittenElements) {
+  if (!kChecked) GTEST_SKIP() << "only CHECKED builds poison new memory";
+  BufferPool pool;
+  Arena arena(pool);
+  EXPECT_EQ(Values<int32_t>(Tensor::Empty(Shape{2, 3}, DType::kInt32, pool)), Ints(6, -1));
+  EXPECT_EQ(Values<int32_t>(Tensor::Empty(Shape{5}, DType::kInt32, arena)), Ints(5, -1));
+  EXPECT_TRUE(std::isnan(Tensor::Empty(Shape{1}, DType::kFloat, pool).At<float>({0})));
+  EXPECT_EQ(Values<int32_t>(Tensor::Empty(Shape{4}, DType::kInt32, pool, /*zero=*/true)),
+            Ints(4, 0));
 }
 
 TEST(TensorEmpty, ScalarHasOneElement) {
@@ -236,7 +248,8 @@ TEST(TensorStorage, IsTheWholeBuffer) {
   EXPECT_EQ(storage[static_cast<size_t>(v.offset() + v.strides()[0])], v.At<int32_t>({1, 0}));
 }
 
-// --- At and Set -----------------------------------------------------------------------------------
+// --- At and Set
+// -----------------------------------------------------------------------------------
 
 TEST(TensorAt, ReadsThroughTransposedView) {
   BufferPool pool;
@@ -385,8 +398,8 @@ TEST(TensorCopyFrom, ThroughTransposedAndNegativeStrideViews) {
   BufferPool pool;
   const Tensor src = Iota<int32_t>(Shape{3, 2}, pool);
   Tensor dst_base = Tensor::Empty(Shape{2, 3}, DType::kInt32, pool, /*zero=*/true);
-  Tensor dst = dst_base.Transpose(0, 1);             // [3, 2] with strides [1, 3]
-  dst.CopyFrom(src.Slice(0, 2, -4, -1));             // rows reversed: 4 5 / 2 3 / 0 1
+  Tensor dst = dst_base.Transpose(0, 1);  // [3, 2] with strides [1, 3]
+  dst.CopyFrom(src.Slice(0, 2, -4, -1));  // rows reversed: 4 5 / 2 3 / 0 1
   EXPECT_EQ(Values<int32_t>(dst), (Ints{4, 5, 2, 3, 0, 1}));
   EXPECT_EQ(Values<int32_t>(dst_base), (Ints{4, 2, 0, 5, 3, 1}));
 }
@@ -440,6 +453,14 @@ TEST(TensorCopyFrom, OverlappingShiftLeft) {
   Tensor t = Iota<int32_t>(Shape{10}, pool);
   t.Slice(0, 0, 9).CopyFrom(t.Slice(0, 1, 10));  // a naive backward copy smears element 9
   EXPECT_EQ(Values<int32_t>(t), (Ints{1, 2, 3, 4, 5, 6, 7, 8, 9, 9}));
+}
+
+TEST(TensorCopyFrom, OverlappingStridedShiftRight) {
+  BufferPool pool;
+  Tensor t = Iota<int32_t>(Shape{8, 2}, pool);
+  Tensor column = t.Slice(1, 0, 1);  // elements 0, 2, 4, ...: an element-by-element copy
+  column.Slice(0, 1, 8).CopyFrom(column.Slice(0, 0, 7));
+  EXPECT_EQ(Values<int32_t>(t), (Ints{0, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15}));
 }
 
 TEST(TensorCopyFrom, OverlappingReversedInPlace) {
@@ -640,7 +661,7 @@ TEST(TensorStale, DisposeThroughACopyMakesOriginalAndViewsStale) {
   const Tensor view = t.Transpose(0, 1);
   Tensor copy = t;
   copy.Dispose();
-  for (const Tensor* x : {&t, &view, &copy}) {
+  for (const Tensor* x : std::vector<const Tensor*>{&t, &view, &copy}) {
     EXPECT_TRUE(x->IsStale());
     EXPECT_THROW(x->At<float>({0, 0}), StaleTensorException);
     EXPECT_THROW(x->version(), StaleTensorException);
@@ -786,7 +807,9 @@ TEST(TensorStale, MetadataStillWorks) {
   EXPECT_TRUE(t.IsContiguous());
   EXPECT_EQ(t.Describe(), "FLOAT [2, 3] strides [3, 1] offset 0");
   // The message of the stale error describes the tensor too.
-  EXPECT_TRUE(Contains(MessageOf<StaleTensorException>([&] { view.At<float>({0, 0}); }),
+  EXPECT_TRUE(Contains(MessageOf<StaleTensorException>([&] {
+                         view.At<float>({0, 0});
+                       }),
                        "FLOAT [2, 2]"));
 }
 
@@ -878,6 +901,22 @@ TEST(TensorContiguous, CopyIsIndependentOfTheSource) {
   Tensor c = t.Transpose(0, 1).Contiguous(pool);
   t.Fill(-1.0f);
   EXPECT_EQ(Values<float>(c), (Floats{0, 2, 1, 3}));
+}
+
+}  // namespace
+}  // namespace onemodel
+
+namespace onemodel {
+namespace {
+
+TEST(TensorFromBuffer, RefusesABufferThatIsNotRented) {
+  BufferPool pool;
+  Buffer* b = pool.Rent(64);
+  Tensor ok = Tensor::FromBuffer(b, DType::kFloat, Shape{16}, Strides{1}, 0);
+  EXPECT_EQ(ok.ElementCount(), 16);
+  pool.Release(b);
+  EXPECT_THROW(Tensor::FromBuffer(b, DType::kFloat, Shape{16}, Strides{1}, 0),
+               StaleTensorException);
 }
 
 }  // namespace

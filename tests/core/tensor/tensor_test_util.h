@@ -58,7 +58,8 @@ template <typename T>
 std::vector<T> Values(const Tensor& t) {
   std::vector<T> values;
   values.reserve(static_cast<size_t>(t.ElementCount()));
-  ForEachIndex(t.shape(), [&](std::span<const int64_t> index) { values.push_back(t.At<T>(index)); });
+  ForEachIndex(t.shape(),
+               [&](std::span<const int64_t> index) { values.push_back(t.At<T>(index)); });
   return values;
 }
 
