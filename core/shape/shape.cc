@@ -1,6 +1,7 @@
 #include "core/shape/shape.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <vector>
 
@@ -98,6 +99,9 @@ void CheckByteSize(const Shape& shape, DType dtype) {
 }
 
 Shape InferShape(int64_t count, std::span<const int64_t> requested) {
+  if (requested.size() > static_cast<size_t>(kMaxRank)) {
+    return Shape(requested);  // throws, naming the rank
+  }
   int inferred = -1;
   int64_t known = 1;
   for (size_t d = 0; d < requested.size(); ++d) {
@@ -117,7 +121,8 @@ Shape InferShape(int64_t count, std::span<const int64_t> requested) {
       known = (e != 0 && known > kMaxElements / e) ? kMaxElements + 1 : known * e;
     }
   }
-  std::vector<int64_t> extents(requested.begin(), requested.end());
+  std::array<int64_t, kMaxRank> extents{};  // no heap: reshapes run on hot paths
+  std::copy(requested.begin(), requested.end(), extents.begin());
   if (inferred >= 0) {
     if (known == 0 || count % known != 0) {
       throw TensorShapeException("reshape of " + std::to_string(count) + " elements to " +
@@ -133,7 +138,7 @@ Shape InferShape(int64_t count, std::span<const int64_t> requested) {
         ", which holds " +
         (known > kMaxElements ? std::string("too many") : std::to_string(known)) + " elements");
   }
-  return Shape(std::span<const int64_t>(extents));
+  return Shape(std::span<const int64_t>(extents.data(), requested.size()));
 }
 
 }  // namespace onemodel

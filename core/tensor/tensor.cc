@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/autograd/grad_mode.h"
 #include "core/tensor/strided_copy.h"
 
 namespace onemodel {
@@ -41,6 +42,7 @@ Tensor Tensor::WithView(const Shape& shape, const Strides& strides, int64_t offs
   t.shape_ = shape;
   t.strides_ = strides;
   t.offset_ = offset;
+  t.node_.reset();
   return t;
 }
 
@@ -78,6 +80,21 @@ int64_t Tensor::DenseCount() const {
                                 "Contiguous() first or use Storage() with its strides");
   }
   return shape_.ElementCount();
+}
+
+std::span<const std::byte> Tensor::RawData() const {
+  CheckLive();
+  const int64_t size = ElementSize(dtype_);
+  return {buffer_->data() + offset_ * size, static_cast<size_t>(DenseCount() * size)};
+}
+
+std::span<std::byte> Tensor::MutableRawData() {
+  CheckLive();
+  const int64_t size = ElementSize(dtype_);
+  std::span<std::byte> s{buffer_->data() + offset_ * size,
+                         static_cast<size_t>(DenseCount() * size)};
+  buffer_->BumpVersion();
+  return s;
 }
 
 int64_t Tensor::ElementOffset(std::span<const int64_t> index) const {
@@ -130,6 +147,12 @@ void Tensor::FillBytes(const void* value) {
 }
 
 void Tensor::CopyFrom(const Tensor& src) {
+  if (requires_grad() && GradMode::IsEnabled()) {
+    throw TensorException("CopyFrom into " + Describe() +
+                          ", which requires gradients, while recording is on: the in-place "
+                          "write would corrupt the graph; do it under NoGrad or on a Detach()ed "
+                          "handle");
+  }
   CheckPlain("CopyFrom");
   src.CheckPlain("CopyFrom");
   CheckLive();

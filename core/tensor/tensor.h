@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +29,8 @@
 #include "core/tensor/layout.h"
 
 namespace onemodel {
+
+class AutogradNode;  // core/autograd/backward_record.h
 
 class Tensor {
  public:
@@ -63,6 +66,27 @@ class Tensor {
   // "FLOAT [2, 3] strides [3, 1] offset 0": for messages.
   std::string Describe() const;
 
+  // ---- gradient tracking (spec 8; defined in core/autograd) ----
+  // True for a gradient leaf and for the result of a recorded operation.
+  bool requires_grad() const { return node_ != nullptr; }
+  // The leaf node or BackwardRecord behind this handle (null when no gradient is tracked).
+  const std::shared_ptr<AutogradNode>& autograd_node() const { return node_; }
+  // A handle to the same data that is a gradient leaf. Throws TensorTypeException for
+  // non-floating types and TensorLayoutException for blocked tensors.
+  Tensor WithRequiresGrad() const;
+  // A handle to the same data that tracks no gradient.
+  Tensor Detach() const {
+    Tensor t = *this;
+    t.node_.reset();
+    return t;
+  }
+  // A handle to the same data whose gradient flows into `node` (used by operations).
+  Tensor WithAutogradNode(std::shared_ptr<AutogradNode> node) const {
+    Tensor t = *this;
+    t.node_ = std::move(node);
+    return t;
+  }
+
   // The buffer's version counter (spec 7). Throws StaleTensorException.
   uint64_t version() const {
     CheckLive();
@@ -84,6 +108,10 @@ class Tensor {
     buffer_->BumpVersion();
     return s;
   }
+  // Data() as raw little-endian bytes, for any element type (codecs, Cast).
+  std::span<const std::byte> RawData() const;
+  // As RawData(), writable; bumps the version once.
+  std::span<std::byte> MutableRawData();
   // The whole buffer as elements of T (index with offset() and strides()).
   template <typename T>
   std::span<const T> Storage() const {
@@ -124,6 +152,7 @@ class Tensor {
   }
   // Copies src's elements (same shape and dtype, any strides) into this tensor; bumps the
   // version once. Overlapping source and destination are copied as if through a temporary.
+  // Throws TensorException when this tensor requires gradients and recording is on.
   void CopyFrom(const Tensor& src);
 
   // Returns the buffer for this tensor and every copy and view of it; all become stale.
@@ -131,6 +160,8 @@ class Tensor {
   void Dispose();
 
   // ---- views: no data moves (spec 4) ----
+  // These member views track no gradient (their result has no autograd node); the
+  // differentiable forms are in core/ops/views.h.
   // A view of the same elements as `shape` (one extent may be -1), or nullopt when the
   // strides cannot express it.
   std::optional<Tensor> TryReshape(std::span<const int64_t> shape) const;
@@ -211,6 +242,7 @@ class Tensor {
   Shape shape_;
   Strides strides_;
   int64_t offset_ = 0;
+  std::shared_ptr<AutogradNode> node_;
 };
 
 }  // namespace onemodel

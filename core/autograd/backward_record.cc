@@ -1,0 +1,100 @@
+#include "core/autograd/backward_record.h"
+
+#include <string>
+
+#include "core/autograd/grad_mode.h"
+#include "core/common/exceptions.h"
+
+namespace onemodel {
+
+std::string_view OpKindName(OpKind op) {
+  static constexpr std::string_view kNames[] = {
+      "Add",        "Sub",     "Mul",        "Div",       "Max",     "Min",     "Pow",
+      "Neg",        "Abs",     "Exp",        "Log",       "Sqrt",    "Relu",    "Sigmoid",
+      "Tanh",       "Gelu",    "MatMul",     "MaxPool2d", "Sum",     "Mean",    "Softmax",
+      "LogSoftmax", "Cast",    "Contiguous", "ToLayout",  "Reshape", "Permute", "Slice",
+      "Expand",     "Squeeze", "Unsqueeze"};
+  return kNames[static_cast<int>(op)];
+}
+
+SavedTensor::SavedTensor(const Tensor& t) : tensor_(t.Detach()), version_(t.version()) {}
+
+const Tensor& SavedTensor::Unpack(OpKind op, int slot) const {
+  const uint64_t now = tensor_.version();  // throws StaleTensorException when released
+  if (now != version_) {
+    throw TensorVersionException(
+        "backward of " + std::string(OpKindName(op)) + ": saved tensor " + std::to_string(slot) +
+        " (" + tensor_.Describe() + ") was modified in place after it was saved (version " +
+        std::to_string(version_) + " at save time, " + std::to_string(now) +
+        " now); gradients would be wrong, so run the in-place update after backward or on a "
+        "copy");
+  }
+  return tensor_;
+}
+
+const Tensor& BackwardRecord::Saved(int slot) const {
+  if (!HasSaved(slot)) {
+    throw TensorException("backward of " + std::string(OpKindName(op_)) + ": saved slot " +
+                          std::to_string(slot) + " is empty");
+  }
+  return saved_[static_cast<size_t>(slot)].Unpack(op_, slot);
+}
+
+bool BackwardRecord::HasSaved(int slot) const {
+  return slot >= 0 && static_cast<size_t>(slot) < saved_.size() &&
+         !saved_[static_cast<size_t>(slot)].empty();
+}
+
+void BackwardRecord::AddInput(const Tensor& input) {
+  inputs_.push_back({input.autograd_node(), input.shape(), input.dtype()});
+}
+
+void BackwardRecord::Save(int slot, const Tensor& t) {
+  if (saved_.size() <= static_cast<size_t>(slot)) saved_.resize(static_cast<size_t>(slot) + 1);
+  saved_[static_cast<size_t>(slot)] = SavedTensor(t);
+}
+
+void BackwardRecord::Backward(const Tensor& grad_output, const OpContext& ctx,
+                              std::span<Tensor> grads) const {
+  if (released_) {
+    throw TensorException("backward through " + std::string(OpKindName(op_)) +
+                          " a second time: its saved tensors were freed after the first "
+                          "backward; pass retain_graph to keep them");
+  }
+  backward_(*this, grad_output, ctx, grads);
+}
+
+void BackwardRecord::Release() {
+  if (released_) return;
+  released_ = true;
+  for (Tensor& t : owned_) {
+    if (!t.IsStale()) t.Dispose();
+  }
+  owned_.clear();
+  saved_.clear();
+}
+
+const BackwardRecord* GradFn(const Tensor& t) {
+  const AutogradNode* node = t.autograd_node().get();
+  return node && !node->IsLeaf() ? static_cast<const BackwardRecord*>(node) : nullptr;
+}
+
+bool ShouldRecord(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::IsEnabled()) return false;
+  for (const Tensor* t : inputs) {
+    if (t->requires_grad()) return true;
+  }
+  return false;
+}
+
+Tensor Tensor::WithRequiresGrad() const {
+  if (!CanRequireGrad(dtype_)) {
+    throw TensorTypeException("WithRequiresGrad: tensor " + Describe() + " holds " +
+                              std::string(OnnxName(dtype_)) +
+                              " elements; only floating-point tensors can require gradients");
+  }
+  CheckPlain("WithRequiresGrad");
+  return WithAutogradNode(std::make_shared<LeafNode>());
+}
+
+}  // namespace onemodel

@@ -1,0 +1,147 @@
+// The backward record of spec 8: what an operation keeps so the engine can compute gradients.
+//
+// A tensor that requires gradients carries an AutogradNode: a LeafNode for WithRequiresGrad()
+// handles, or the BackwardRecord of the operation that made it (its GradFn). A record holds
+// the op (OpKind), per input the input's node (null when that input needs no gradient), shape
+// and type; positional Saved slots (tensors sharing storage with the originals, with the
+// version at save time; empty when the op does not need one); tensors the record created
+// itself (index tensors, intermediates), freed by Release(); and Ints/Floats attributes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/autograd/op_context.h"
+#include "core/tensor/tensor.h"
+
+namespace onemodel {
+
+enum class OpKind {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,
+  kMin,
+  kPow,
+  kNeg,
+  kAbs,
+  kExp,
+  kLog,
+  kSqrt,
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kGelu,
+  kMatMul,
+  kMaxPool2d,
+  kSum,
+  kMean,
+  kSoftmax,
+  kLogSoftmax,
+  kCast,
+  kContiguous,
+  kToLayout,
+  kReshape,
+  kPermute,
+  kSlice,
+  kExpand,
+  kSqueeze,
+  kUnsqueeze,
+};
+
+// "Add", "MaxPool2d", ...
+std::string_view OpKindName(OpKind op);
+
+class AutogradNode {
+ public:
+  virtual ~AutogradNode() = default;
+  virtual bool IsLeaf() const = 0;
+};
+
+// The node of a WithRequiresGrad() handle.
+class LeafNode final : public AutogradNode {
+ public:
+  bool IsLeaf() const override { return true; }
+};
+
+// A saved input or output: shares storage with the original and remembers its version.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(const Tensor& t);
+
+  bool empty() const { return tensor_.is_null(); }
+  // The saved tensor. Throws TensorVersionException naming the op, the slot and both
+  // versions when the tensor was modified in place after it was saved.
+  const Tensor& Unpack(OpKind op, int slot) const;
+
+ private:
+  Tensor tensor_;
+  uint64_t version_ = 0;
+};
+
+class BackwardRecord;
+// Fills grads[i] (for every input i whose node is not null) from the output gradient, in the
+// input's own shape and type (broadcast dimensions already summed away). Every gradient is a
+// new tensor from ctx.allocator (never grad_output itself): the engine frees what it consumed.
+using BackwardFn = void (*)(const BackwardRecord& record, const Tensor& grad_output,
+                            const OpContext& ctx, std::span<Tensor> grads);
+
+struct RecordInput {
+  std::shared_ptr<AutogradNode> node;  // null: this input needs no gradient
+  Shape shape;
+  DType dtype;
+};
+
+class BackwardRecord final : public AutogradNode {
+ public:
+  BackwardRecord(OpKind op, BackwardFn backward) : op_(op), backward_(backward) {}
+  ~BackwardRecord() override { Release(); }
+  bool IsLeaf() const override { return false; }
+
+  OpKind op() const { return op_; }
+  const std::vector<RecordInput>& inputs() const { return inputs_; }
+  const Shape& InputShape(int i) const { return inputs_[static_cast<size_t>(i)].shape; }
+  // The tensor in Saved slot `slot` (see SavedTensor::Unpack).
+  const Tensor& Saved(int slot) const;
+  bool HasSaved(int slot) const;
+  const Tensor& Owned(int i) const { return owned_[static_cast<size_t>(i)]; }
+  const std::vector<int64_t>& ints() const { return ints_; }
+  const std::vector<float>& floats() const { return floats_; }
+  bool released() const { return released_; }
+
+  // Building (by the operation that records).
+  void AddInput(const Tensor& input);
+  void Save(int slot, const Tensor& t);
+  void Own(const Tensor& t) { owned_.push_back(t); }
+  void SetInts(std::vector<int64_t> v) { ints_ = std::move(v); }
+  void SetFloats(std::vector<float> v) { floats_ = std::move(v); }
+
+  // Runs the op's backward (throws if released).
+  void Backward(const Tensor& grad_output, const OpContext& ctx, std::span<Tensor> grads) const;
+  // Frees the owned tensors and drops the saved ones; a later backward through it throws.
+  void Release();
+
+ private:
+  OpKind op_;
+  BackwardFn backward_;
+  std::vector<RecordInput> inputs_;
+  std::vector<SavedTensor> saved_;
+  std::vector<Tensor> owned_;
+  std::vector<int64_t> ints_;
+  std::vector<float> floats_;
+  bool released_ = false;
+};
+
+// The record behind a tensor made by a recorded operation, or null.
+const BackwardRecord* GradFn(const Tensor& t);
+
+// True when an operation on these inputs records now: GradMode is on and an input requires
+// gradients.
+bool ShouldRecord(std::initializer_list<const Tensor*> inputs);
+
+}  // namespace onemodel

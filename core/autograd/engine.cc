@@ -1,0 +1,145 @@
+#include "core/autograd/engine.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/autograd/grad_mode.h"
+#include "core/common/exceptions.h"
+
+namespace onemodel {
+namespace {
+
+// Gradients flowing into nodes; the engine disposes those it made once they are consumed.
+struct GradSlot {
+  Tensor grad;
+  bool engine_owned = false;
+};
+
+// Adds `extra` into the slot (a new buffer: neither operand may be written in place).
+void Accumulate(GradSlot& slot, const Tensor& extra, bool extra_owned, const OpContext& ctx) {
+  if (slot.grad.is_null()) {
+    slot = {extra, extra_owned};
+    return;
+  }
+  if (slot.grad.dtype() != DType::kFloat) {
+    throw TensorTypeException("backward: gradients of " + std::string(OnnxName(slot.grad.dtype())) +
+                              " tensors used more than once cannot be summed; only FLOAT "
+                              "gradients accumulate");
+  }
+  Tensor sum = Tensor::Empty(slot.grad.shape(), DType::kFloat, ctx.allocator);
+  ctx.kernels.Binary(BinaryOp::kAdd, slot.grad, extra, sum);
+  if (slot.engine_owned) slot.grad.Dispose();
+  if (extra_owned) Tensor(extra).Dispose();
+  slot = {sum, true};
+}
+
+}  // namespace
+
+std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
+                             std::span<const Tensor> inputs, const OpContext& ctx,
+                             BackwardOptions options) {
+  if (!root.requires_grad()) {
+    throw TensorException("backward from " + root.Describe() +
+                          ", which does not require gradients: no recorded operation made it "
+                          "from an input created WithRequiresGrad (or recording was off)");
+  }
+  for (const Tensor& in : inputs) {
+    if (!in.requires_grad()) {
+      throw TensorException("gradient requested for " + in.Describe() +
+                            ", which does not require gradients");
+    }
+  }
+  NoGrad no_grad;  // backward computations are not recorded themselves
+
+  // Seed.
+  Tensor seed;
+  bool seed_owned = false;
+  if (grad_output) {
+    if (!(grad_output->shape() == root.shape())) {
+      throw TensorException("backward: output gradient " + grad_output->Describe() +
+                            " does not match the root's shape " + root.shape().ToString());
+    }
+    seed = grad_output->Detach();
+  } else {
+    if (root.ElementCount() != 1) {
+      throw TensorException("backward from " + root.Describe() + ", which has " +
+                            std::to_string(root.ElementCount()) +
+                            " elements: give an output gradient of its shape (only a "
+                            "one-element root defaults to a gradient of 1)");
+    }
+    seed = Tensor::Empty(root.shape(), DType::kFloat, ctx.allocator);
+    seed.Fill(1.0f);
+    seed_owned = true;
+  }
+
+  // Dependents per record in the subgraph reachable from the root.
+  AutogradNode* root_node = root.autograd_node().get();
+  std::unordered_map<const AutogradNode*, int> dependents;
+  std::vector<const BackwardRecord*> stack;
+  if (!root_node->IsLeaf()) stack.push_back(static_cast<const BackwardRecord*>(root_node));
+  std::unordered_set<const BackwardRecord*> seen(stack.begin(), stack.end());
+  while (!stack.empty()) {
+    const BackwardRecord* r = stack.back();
+    stack.pop_back();
+    for (const RecordInput& in : r->inputs()) {
+      if (!in.node) continue;
+      ++dependents[in.node.get()];
+      if (!in.node->IsLeaf()) {
+        const auto* next = static_cast<const BackwardRecord*>(in.node.get());
+        if (seen.insert(next).second) stack.push_back(next);
+      }
+    }
+  }
+
+  // Which nodes the caller wants, so their gradients are kept rather than freed.
+  std::unordered_map<const AutogradNode*, GradSlot> grads;
+  std::unordered_set<const AutogradNode*> wanted;
+  for (const Tensor& in : inputs) wanted.insert(in.autograd_node().get());
+
+  grads[root_node] = {seed, seed_owned};
+  std::vector<const BackwardRecord*> ready;
+  if (!root_node->IsLeaf()) ready.push_back(static_cast<const BackwardRecord*>(root_node));
+  std::vector<const BackwardRecord*> visited;
+  while (!ready.empty()) {
+    const BackwardRecord* r = ready.back();
+    ready.pop_back();
+    visited.push_back(r);
+    GradSlot out = grads[r];
+    std::vector<Tensor> in_grads(r->inputs().size());
+    r->Backward(out.grad, ctx, in_grads);
+    if (out.engine_owned && !wanted.count(r)) {
+      out.grad.Dispose();
+      grads.erase(r);
+    }
+    for (size_t i = 0; i < r->inputs().size(); ++i) {
+      const RecordInput& in = r->inputs()[i];
+      if (!in.node) continue;
+      if (!in_grads[i].is_null()) Accumulate(grads[in.node.get()], in_grads[i], true, ctx);
+      if (--dependents[in.node.get()] == 0 && !in.node->IsLeaf()) {
+        ready.push_back(static_cast<const BackwardRecord*>(in.node.get()));
+      }
+    }
+  }
+
+  std::vector<Tensor> result;
+  for (const Tensor& in : inputs) {
+    auto it = grads.find(in.autograd_node().get());
+    if (it != grads.end() && !it->second.grad.is_null()) {
+      result.push_back(it->second.grad);
+      it->second.engine_owned = false;  // the caller's now
+    } else {
+      Tensor zeros = Tensor::Empty(in.shape(), DType::kFloat, ctx.allocator, /*zero=*/true);
+      result.push_back(zeros);
+    }
+  }
+  for (auto& [node, slot] : grads) {
+    if (slot.engine_owned && !wanted.count(node)) slot.grad.Dispose();
+  }
+  if (!options.retain_graph) {
+    for (const BackwardRecord* r : visited) const_cast<BackwardRecord*>(r)->Release();
+  }
+  return result;
+}
+
+}  // namespace onemodel

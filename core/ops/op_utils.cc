@@ -1,0 +1,46 @@
+#include "core/ops/op_utils.h"
+
+#include <string>
+
+#include "core/common/exceptions.h"
+
+namespace onemodel::ops::internal {
+
+void CheckFloat(std::string_view op, std::string_view input, const Tensor& t) {
+  if (t.is_null()) {
+    throw TensorException(std::string(op) + ": input " + std::string(input) + " is a null handle");
+  }
+  if (t.dtype() != DType::kFloat) {
+    throw TensorTypeException(std::string(op) + ": input " + std::string(input) + " is " +
+                              t.Describe() +
+                              "; operations run on FLOAT tensors, so Cast it to FLOAT first");
+  }
+  if (t.block_size()) {
+    throw TensorLayoutException(std::string(op) + ": input " + std::string(input) +
+                                " is blocked (" + t.Describe() +
+                                "); convert it with ToLayout(NCHW) first");
+  }
+  if (t.IsStale()) (void)t.version();  // throws StaleTensorException naming the tensor
+}
+
+Tensor NewFloat(const Shape& shape, const OpContext& ctx, bool zero) {
+  return Tensor::Empty(shape, DType::kFloat, ctx.allocator, zero);
+}
+
+std::shared_ptr<BackwardRecord> NewRecord(OpKind op, BackwardFn backward,
+                                          std::initializer_list<const Tensor*> inputs) {
+  auto record = std::make_shared<BackwardRecord>(op, backward);
+  for (const Tensor* t : inputs) record->AddInput(*t);
+  return record;
+}
+
+int NormalizeAxis(std::string_view op, int dim, int rank) {
+  if (dim < -rank || dim >= rank) {
+    throw TensorShapeException(std::string(op) + ": axis " + std::to_string(dim) +
+                               " is out of range for rank " + std::to_string(rank) + " (valid: " +
+                               std::to_string(-rank) + " to " + std::to_string(rank - 1) + ")");
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+}  // namespace onemodel::ops::internal

@@ -1,0 +1,47 @@
+// Helpers shared by the operations: input checks with messages that name the op and the
+// input, output allocation, and record creation.
+#pragma once
+
+#include <initializer_list>
+#include <memory>
+#include <string_view>
+
+#include "core/autograd/backward_record.h"
+
+namespace onemodel::ops::internal {
+
+// Throws TensorTypeException unless `t` is a live plain FLOAT tensor; the message names the op
+// and the input and, for other types, suggests a Cast.
+void CheckFloat(std::string_view op, std::string_view input, const Tensor& t);
+
+// A new contiguous FLOAT tensor of `shape` from the context's allocator.
+Tensor NewFloat(const Shape& shape, const OpContext& ctx, bool zero = false);
+
+// Makes the record for `op` over `inputs`, and returns `result` with the record as its GradFn.
+// Call only when ShouldRecord(inputs).
+std::shared_ptr<BackwardRecord> NewRecord(OpKind op, BackwardFn backward,
+                                          std::initializer_list<const Tensor*> inputs);
+
+// A tensor derived from `source` that may be a temporary copy (Contiguous, Reshape): disposed
+// at scope exit unless it shares `source`'s buffer.
+class Temporary {
+ public:
+  Temporary(Tensor t, const Tensor& source)
+      : t_(std::move(t)), owned_(t_.buffer() != source.buffer()) {}
+  ~Temporary() {
+    if (owned_ && !t_.IsStale()) t_.Dispose();
+  }
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+  const Tensor& operator*() const { return t_; }
+  const Tensor* operator->() const { return &t_; }
+
+ private:
+  Tensor t_;
+  bool owned_;
+};
+
+// `dim` in [-rank, rank) as an index; throws TensorShapeException naming the op.
+int NormalizeAxis(std::string_view op, int dim, int rank);
+
+}  // namespace onemodel::ops::internal

@@ -1,0 +1,149 @@
+#include "core/ops/reduce.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/common/exceptions.h"
+#include "core/ops/op_utils.h"
+
+namespace onemodel::ops {
+namespace {
+
+using internal::CheckFloat;
+using internal::NewFloat;
+
+// Which axes of a rank-r tensor are reduced (empty `axes`: all). Throws for duplicates.
+std::array<bool, kMaxRank> ReducedAxes(std::string_view op, std::span<const int> axes, int rank) {
+  std::array<bool, kMaxRank> reduced{};
+  if (axes.empty()) {
+    for (int d = 0; d < rank; ++d) reduced[static_cast<size_t>(d)] = true;
+    return reduced;
+  }
+  for (int a : axes) {
+    const int d = internal::NormalizeAxis(op, a, rank);
+    if (reduced[static_cast<size_t>(d)]) {
+      throw TensorShapeException(std::string(op) + ": axis " + std::to_string(a) +
+                                 " is given twice");
+    }
+    reduced[static_cast<size_t>(d)] = true;
+  }
+  return reduced;
+}
+
+// Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`.
+Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, double scale,
+                   const OpContext& ctx) {
+  const int rank = x.rank();
+  std::vector<int64_t> out_extents;
+  std::vector<int> order;  // kept axes first, then reduced ones
+  for (int d = 0; d < rank; ++d) {
+    out_extents.push_back(reduced[static_cast<size_t>(d)] ? 1 : x.shape()[d]);
+    if (!reduced[static_cast<size_t>(d)]) order.push_back(d);
+  }
+  const int kept = static_cast<int>(order.size());
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[static_cast<size_t>(d)]) order.push_back(d);
+  }
+  Tensor out = NewFloat(Shape(std::span<const int64_t>(out_extents)), ctx);
+  const Tensor v = x.Permute(order);
+  const float* in = x.Storage<float>().data();
+  float* o = out.MutableData<float>().data();
+  int64_t inner_count = 1;
+  for (int d = kept; d < rank; ++d) inner_count *= v.shape()[d];
+  std::array<int64_t, kMaxRank> index{};
+  for (int64_t i = 0; i < out.ElementCount(); ++i) {
+    // Offset of output element i (row-major over the kept axes).
+    int64_t base = v.offset();
+    int64_t flat = i;
+    for (int d = kept - 1; d >= 0; --d) {
+      base += (flat % v.shape()[d]) * v.strides()[d];
+      flat /= v.shape()[d];
+    }
+    double acc = 0;
+    int64_t at = base;
+    for (int d = kept; d < rank; ++d) index[static_cast<size_t>(d)] = 0;
+    for (int64_t k = 0; k < inner_count; ++k) {
+      acc += in[at];
+      for (int d = rank - 1; d >= kept; --d) {
+        at += v.strides()[d];
+        if (++index[static_cast<size_t>(d)] < v.shape()[d]) break;
+        at -= int64_t{v.strides()[d]} * v.shape()[d];
+        index[static_cast<size_t>(d)] = 0;
+      }
+    }
+    o[i] = static_cast<float>(acc * scale);
+  }
+  return out;
+}
+
+// Drops the reduced axes of a keepdims result (a view).
+Tensor DropAxes(const Tensor& t, const std::array<bool, kMaxRank>& reduced) {
+  std::vector<int64_t> extents;
+  for (int d = 0; d < t.rank(); ++d) {
+    if (!reduced[static_cast<size_t>(d)]) extents.push_back(t.shape()[d]);
+  }
+  return *t.TryReshape(extents);  // contiguous, so always a view
+}
+
+// Backward of Sum and Mean: the output gradient spread back over the reduced axes, scaled.
+void ReduceBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+                    std::span<Tensor> grads) {
+  const Shape& in_shape = r.InputShape(0);
+  std::vector<int64_t> keep;
+  for (int d = 0; d < in_shape.rank(); ++d) {
+    keep.push_back(r.ints()[static_cast<size_t>(d)] ? 1 : in_shape[d]);
+  }
+  const internal::Temporary g_keep(g.Reshape(keep, ctx.allocator), g);
+  Tensor scale = NewFloat(Shape{}, ctx);
+  scale.Fill(r.floats()[0]);
+  grads[0] = NewFloat(in_shape, ctx);
+  ctx.kernels.Binary(BinaryOp::kMul, g_keep->Expand(in_shape), scale.Expand(in_shape), grads[0]);
+  scale.Dispose();
+}
+
+Tensor Reduce(OpKind kind, const Tensor& x, std::span<const int> axes, bool keepdims,
+              const OpContext& ctx) {
+  const std::string_view op = OpKindName(kind);
+  CheckFloat(op, "x", x);
+  const std::array<bool, kMaxRank> reduced = ReducedAxes(op, axes, x.rank());
+  int64_t count = 1;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (reduced[static_cast<size_t>(d)]) count *= x.shape()[d];
+  }
+  const double scale = kind == OpKind::kMean ? (count ? 1.0 / static_cast<double>(count)
+                                                      : std::numeric_limits<double>::quiet_NaN())
+                                             : 1.0;
+  Tensor out = SumKeepDims(x, reduced, scale, ctx);
+  if (!keepdims) out = DropAxes(out, reduced);
+  if (!ShouldRecord({&x})) return out;
+  auto record = internal::NewRecord(kind, &ReduceBackward, {&x});
+  std::vector<int64_t> mask(reduced.begin(), reduced.begin() + x.rank());
+  record->SetInts(std::move(mask));
+  record->SetFloats({static_cast<float>(scale)});
+  return out.WithAutogradNode(std::move(record));
+}
+
+}  // namespace
+
+Tensor Sum(const Tensor& x, std::span<const int> axes, bool keepdims, const OpContext& ctx) {
+  return Reduce(OpKind::kSum, x, axes, keepdims, ctx);
+}
+
+Tensor Mean(const Tensor& x, std::span<const int> axes, bool keepdims, const OpContext& ctx) {
+  return Reduce(OpKind::kMean, x, axes, keepdims, ctx);
+}
+
+Tensor SumToShape(const Tensor& g, const Shape& shape, const OpContext& ctx) {
+  const int lead = g.rank() - shape.rank();
+  std::array<bool, kMaxRank> reduced{};
+  for (int d = 0; d < g.rank(); ++d) {
+    reduced[static_cast<size_t>(d)] = d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1);
+  }
+  Tensor summed = SumKeepDims(g, reduced, 1.0, ctx);
+  return *summed.TryReshape(std::vector<int64_t>(shape.extents().begin(), shape.extents().end()));
+}
+
+}  // namespace onemodel::ops

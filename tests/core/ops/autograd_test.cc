@@ -1,0 +1,219 @@
+// GradMode, BackwardRecord, SavedTensor and the engine (spec 8).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+#include "core/autograd/backward_record.h"
+#include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
+#include "core/common/exceptions.h"
+#include "core/kernels/kernel_set.h"
+#include "core/kernels/scalar_ops.h"
+#include "core/memory/buffer_pool.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/linear.h"
+#include "core/ops/pooling.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "tests/core/memory/alloc_counter.h"
+
+namespace onemodel {
+namespace {
+
+class AutogradTest : public ::testing::Test {
+ protected:
+  Tensor Filled(const Shape& s, float v) {
+    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
+    t.Fill(v);
+    return t;
+  }
+  BufferPool pool_;
+  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
+};
+
+TEST_F(AutogradTest, GradModeIsPerThreadAndNoGradRestores) {
+  EXPECT_TRUE(GradMode::IsEnabled());
+  {
+    NoGrad no_grad;
+    EXPECT_FALSE(GradMode::IsEnabled());
+    bool other = false;
+    std::thread([&] { other = GradMode::IsEnabled(); }).join();
+    EXPECT_TRUE(other) << "another thread keeps its own mode";
+    {
+      NoGrad nested;
+      EXPECT_FALSE(GradMode::IsEnabled());
+    }
+    EXPECT_FALSE(GradMode::IsEnabled());
+  }
+  EXPECT_TRUE(GradMode::IsEnabled());
+}
+
+TEST_F(AutogradTest, WithRequiresGradMakesALeafOnlyForFloatingTypes) {
+  const Tensor x = Filled(Shape{2}, 1).WithRequiresGrad();
+  EXPECT_TRUE(x.requires_grad());
+  EXPECT_TRUE(x.autograd_node()->IsLeaf());
+  EXPECT_EQ(GradFn(x), nullptr);
+  const Tensor i = Tensor::Empty(Shape{2}, DType::kInt32, pool_);
+  EXPECT_THROW(i.WithRequiresGrad(), TensorTypeException);
+  for (DType t : {DType::kDouble, DType::kFloat16, DType::kBFloat16}) {
+    EXPECT_TRUE(Tensor::Empty(Shape{2}, t, pool_).WithRequiresGrad().requires_grad());
+  }
+  const Tensor img = Filled(Shape{1, 3, 2, 2}, 1).ToLayout(Layout::kBlocked, pool_, 4);
+  EXPECT_THROW(img.WithRequiresGrad(), TensorLayoutException);
+  EXPECT_FALSE(x.Detach().requires_grad());
+  EXPECT_FALSE(x.Transpose(0, 0).requires_grad()) << "member views track no gradient";
+}
+
+TEST_F(AutogradTest, OpsRecordOnlyWhenEnabledAndAnInputRequiresGrad) {
+  const Tensor a = Filled(Shape{2}, 1), b = Filled(Shape{2}, 2);
+  EXPECT_FALSE(ops::Mul(a, b, ctx_).requires_grad());
+  const Tensor ag = a.WithRequiresGrad();
+  const Tensor y = ops::Mul(ag, b, ctx_);
+  ASSERT_NE(GradFn(y), nullptr);
+  EXPECT_EQ(GradFn(y)->op(), OpKind::kMul);
+  ASSERT_EQ(GradFn(y)->inputs().size(), 2u);
+  EXPECT_NE(GradFn(y)->inputs()[0].node, nullptr);
+  EXPECT_EQ(GradFn(y)->inputs()[1].node, nullptr) << "b needs no gradient";
+  EXPECT_EQ(GradFn(y)->InputShape(1), Shape{2});
+  NoGrad no_grad;
+  EXPECT_FALSE(ops::Mul(ag, b, ctx_).requires_grad());
+}
+
+TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
+  const Tensor x = Filled(Shape{2, 3}, 0.5f).WithRequiresGrad();
+  const Tensor s = ops::Softmax(x, 1, ctx_, 2.0f);
+  EXPECT_EQ(GradFn(s)->op(), OpKind::kSoftmax);
+  EXPECT_EQ(GradFn(s)->Saved(0).buffer(), s.buffer()) << "softmax saves its output";
+  EXPECT_EQ(GradFn(s)->floats(), std::vector<float>{2.0f}) << "and keeps the scale in Floats";
+  const Tensor g = ops::Gelu(x, ctx_);
+  EXPECT_EQ(GradFn(g)->Saved(0).buffer(), x.buffer()) << "GELU saves its input";
+  EXPECT_NEAR(GradFn(g)->Owned(0).At<float>({0, 0}), std::tanh(scalar::GeluInner(0.5f)), 1e-7)
+      << "and owns the tanh of its inner term";
+  const Tensor img = Filled(Shape{1, 1, 4, 4}, 1).WithRequiresGrad();
+  const Tensor p = ops::MaxPool2d(img, {2, 2, 2, 2, 0, 0}, ctx_);
+  EXPECT_EQ(GradFn(p)->Owned(0).dtype(), DType::kInt32) << "pooling owns int32 indices";
+  EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0}));
+}
+
+TEST_F(AutogradTest, ModifyingASavedInputBeforeBackwardThrowsTensorVersionException) {
+  Tensor a = Filled(Shape{3}, 2).WithRequiresGrad();
+  Tensor b = Filled(Shape{3}, 3);
+  const Tensor y = ops::Sum(ops::Mul(a, b, ctx_), {}, false, ctx_);
+  b.Fill(4.0f);  // b was saved by Mul
+  try {
+    Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
+    FAIL() << "expected TensorVersionException";
+  } catch (const TensorVersionException& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("Mul"), std::string::npos) << m;
+    EXPECT_NE(m.find("saved tensor 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("version 1 at save time"), std::string::npos) << m;  // Fill made it 1
+    EXPECT_NE(m.find("2 now"), std::string::npos) << m;
+  }
+}
+
+TEST_F(AutogradTest, ModifyingSomethingNotSavedIsFine) {
+  Tensor a = Filled(Shape{3}, 2).WithRequiresGrad();
+  Tensor b = Filled(Shape{3}, 3);
+  const Tensor y = ops::Sum(ops::Add(a, b, ctx_), {}, false, ctx_);  // Add saves nothing
+  b.Fill(4.0f);
+  const auto g = Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
+  EXPECT_EQ(g[0].At<float>({1}), 1.0f);
+}
+
+TEST_F(AutogradTest, SecondBackwardNeedsRetainGraph) {
+  const Tensor a = Filled(Shape{2}, 2).WithRequiresGrad();
+  const Tensor y = ops::Sum(ops::Exp(a, ctx_), {}, false, ctx_);
+  const auto g1 = Backward(y, nullptr, std::vector<Tensor>{a}, ctx_, {.retain_graph = true});
+  const auto g2 = Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
+  EXPECT_EQ(g1[0].At<float>({0}), g2[0].At<float>({0}));
+  try {
+    Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
+    FAIL() << "expected a second backward to fail";
+  } catch (const TensorException& e) {
+    EXPECT_NE(std::string(e.what()).find("retain_graph"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(AutogradTest, ReleaseFreesOwnedTensors) {
+  const Tensor img = Filled(Shape{1, 1, 4, 4}, 1).WithRequiresGrad();
+  const Tensor p = ops::Sum(ops::MaxPool2d(img, {2, 2, 2, 2, 0, 0}, ctx_), {}, false, ctx_);
+  const BackwardRecord* pool_record =
+      GradFn(p)->inputs()[0].node
+          ? static_cast<const BackwardRecord*>(GradFn(p)->inputs()[0].node.get())
+          : nullptr;
+  ASSERT_NE(pool_record, nullptr);
+  const Tensor indices = pool_record->Owned(0);
+  Backward(p, nullptr, std::vector<Tensor>{img}, ctx_);
+  EXPECT_TRUE(indices.IsStale()) << "the indices were returned after backward";
+}
+
+TEST_F(AutogradTest, RootRulesAndUnusedInputs) {
+  const Tensor a = Filled(Shape{2}, 2).WithRequiresGrad();
+  const Tensor unused = Filled(Shape{3}, 1).WithRequiresGrad();
+  const Tensor y = ops::Exp(a, ctx_);
+  EXPECT_THROW(Backward(y, nullptr, std::vector<Tensor>{a}, ctx_), TensorException)
+      << "a root with 2 elements needs an output gradient";
+  const Tensor wrong = Filled(Shape{3}, 1);
+  EXPECT_THROW(Backward(y, &wrong, std::vector<Tensor>{a}, ctx_), TensorException);
+  EXPECT_THROW(Backward(Filled(Shape{}, 1), nullptr, std::vector<Tensor>{a}, ctx_),
+               TensorException);
+  const Tensor ones = Filled(Shape{2}, 1);
+  const auto g = Backward(y, &ones, std::vector<Tensor>{a, unused}, ctx_);
+  EXPECT_FLOAT_EQ(g[0].At<float>({0}), std::exp(2.0f));
+  EXPECT_EQ(g[1].shape(), Shape{3});
+  EXPECT_EQ(g[1].At<float>({2}), 0.0f) << "an input the root does not use gets zeros";
+}
+
+TEST_F(AutogradTest, GradientWithRespectToAnIntermediate) {
+  const Tensor a = Filled(Shape{2}, 3).WithRequiresGrad();
+  const Tensor h = ops::Mul(a, a, ctx_);
+  const Tensor y = ops::Sum(ops::Exp(h, ctx_), {}, false, ctx_);
+  const auto g = Backward(y, nullptr, std::vector<Tensor>{h, a}, ctx_);
+  EXPECT_FLOAT_EQ(g[0].At<float>({0}), std::exp(9.0f));
+  EXPECT_NEAR(g[1].At<float>({0}), std::exp(9.0f) * 6.0f, 1e-2);
+}
+
+TEST_F(AutogradTest, CopyFromIntoATensorThatRequiresGradThrowsWhileRecording) {
+  Tensor w = Filled(Shape{2}, 1).WithRequiresGrad();
+  const Tensor src = Filled(Shape{2}, 5);
+  EXPECT_THROW(w.CopyFrom(src), TensorException);
+  {
+    NoGrad no_grad;
+    w.CopyFrom(src);  // an optimizer step
+  }
+  EXPECT_EQ(w.At<float>({0}), 5.0f);
+}
+
+TEST_F(AutogradTest, NoGradPathsAllocateNothingBeyondOutputs) {
+  const Tensor x = Filled(Shape{1, 2, 8, 8}, 1).WithRequiresGrad();
+  const Tensor w = Filled(Shape{8, 8}, 0.5f).WithRequiresGrad();
+  auto run = [&] {
+    ops::MaxPool2d(x, {2, 2, 2, 2, 0, 0}, ctx_);  // no argmax without recording
+    ops::Relu(ops::Add(ops::MatMul(x, w, ctx_), x, ctx_), ctx_);
+  };
+  {
+    NoGrad no_grad;
+    run();  // warm the pool's classes and the kernels' statics
+    const PoolStats before = pool_.Stats();
+    const int64_t heap = testing::HeapAllocations();
+    run();
+    EXPECT_EQ(testing::HeapAllocations(), heap) << "no heap allocation on the no-grad path";
+    const PoolStats after = pool_.Stats();
+    EXPECT_EQ((after.hits + after.misses) - (before.hits + before.misses), 4)
+        << "one buffer per output (pool, matmul, add, relu), no indices";
+  }
+  // Inputs that need no gradient: the same, with recording on.
+  const Tensor xd = x.Detach(), wd = w.Detach();
+  const PoolStats before = pool_.Stats();
+  const int64_t heap = testing::HeapAllocations();
+  ops::MaxPool2d(xd, {2, 2, 2, 2, 0, 0}, ctx_);
+  ops::Relu(ops::Add(ops::MatMul(xd, wd, ctx_), xd, ctx_), ctx_);
+  EXPECT_EQ(testing::HeapAllocations(), heap);
+  const PoolStats after = pool_.Stats();
+  EXPECT_EQ((after.hits + after.misses) - (before.hits + before.misses), 4);
+}
+
+}  // namespace
+}  // namespace onemodel

@@ -1,0 +1,156 @@
+// Forward results and input validation of the operations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/common/exceptions.h"
+#include "core/kernels/kernel_set.h"
+#include "core/memory/buffer_pool.h"
+#include "core/ops/conversion.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/linear.h"
+#include "core/ops/pooling.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "core/ops/views.h"
+
+namespace onemodel {
+namespace {
+
+class OpsTest : public ::testing::Test {
+ protected:
+  Tensor Vec(std::vector<float> v, const Shape& s) {
+    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
+    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
+    return t;
+  }
+  std::vector<float> Values(const Tensor& t) {
+    const Tensor c = t.Contiguous(pool_);
+    return {c.Data<float>().begin(), c.Data<float>().end()};
+  }
+  // Expects `f` to throw E with every fragment in its message.
+  template <typename E, typename F>
+  static void ExpectError(F f, std::initializer_list<const char*> fragments) {
+    try {
+      f();
+      ADD_FAILURE() << "no exception";
+    } catch (const E& e) {
+      for (const char* s : fragments)
+        EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
+    }
+  }
+  BufferPool pool_;
+  OpContext ctx_{pool_, KernelSet::Default()};
+};
+
+TEST_F(OpsTest, BinaryOpsBroadcastLikeNumpy) {
+  const Tensor a = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  const Tensor b = Vec({10, 20, 30}, Shape{3});
+  EXPECT_EQ(Values(ops::Add(a, b, ctx_)), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  const Tensor col = Vec({100, 200}, Shape{2, 1});
+  EXPECT_EQ(ops::Mul(b, col, ctx_).shape(), (Shape{2, 3}));
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::Add(a, Vec({1, 2}, Shape{2}), ctx_);
+      },
+      {"[2, 3]", "[2]", "do not broadcast"});
+}
+
+TEST_F(OpsTest, OpsRunOnFloatAndSuggestACastForOtherTypes) {
+  const Tensor i = Tensor::Empty(Shape{2}, DType::kInt32, pool_);
+  ExpectError<TensorTypeException>([&] { ops::Exp(i, ctx_); }, {"Exp", "input x", "INT32", "Cast"});
+  ExpectError<TensorTypeException>(
+      [&] {
+        ops::Add(Vec({1, 2}, Shape{2}), i, ctx_);
+      },
+      {"Add", "input b", "Cast"});
+  const Tensor f = ops::Cast(i.Detach(), DType::kFloat, ctx_);
+  EXPECT_EQ(f.dtype(), DType::kFloat);
+}
+
+TEST_F(OpsTest, StaleInputsAreRefusedByName) {
+  Tensor a = Vec({1, 2}, Shape{2});
+  a.Dispose();
+  ExpectError<StaleTensorException>([&] { ops::Exp(a, ctx_); }, {"stale"});
+}
+
+TEST_F(OpsTest, MatMulFollowsNumpyShapes) {
+  BufferPool& p = pool_;
+  auto shape = [&](Shape sa, Shape sb) {
+    return ops::MatMul(Tensor::Empty(sa, DType::kFloat, p, true),
+                       Tensor::Empty(sb, DType::kFloat, p, true), ctx_)
+        .shape();
+  };
+  EXPECT_EQ(shape(Shape{4}, Shape{4}), Shape{});
+  EXPECT_EQ(shape(Shape{3, 4}, Shape{4}), Shape{3});
+  EXPECT_EQ(shape(Shape{4}, Shape{4, 5}), Shape{5});
+  EXPECT_EQ(shape(Shape{2, 1, 3, 4}, Shape{5, 4, 6}), (Shape{2, 5, 3, 6}));
+  EXPECT_EQ(Values(ops::MatMul(Vec({1, 2, 3, 4}, Shape{2, 2}), Vec({5, 6}, Shape{2}), ctx_)),
+            (std::vector<float>{17, 39}));
+  ExpectError<TensorShapeException>([&] { shape(Shape{3, 4}, Shape{5, 2}); }, {"MatMul", "inner"});
+  ExpectError<TensorShapeException>([&] { shape(Shape{}, Shape{4}); }, {"MatMul", "at least one"});
+}
+
+TEST_F(OpsTest, MaxPool2dValidatesItsWindow) {
+  const Tensor x = Tensor::Empty(Shape{1, 1, 4, 4}, DType::kFloat, pool_, true);
+  ExpectError<TensorShapeException>([&] { ops::MaxPool2d(x, {2, 2, 1, 1, 2, 0}, ctx_); }, {"pad"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::MaxPool2d(x, {0, 2, 1, 1, 0, 0}, ctx_);
+      },
+      {"kernel"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::MaxPool2d(x, {5, 5, 1, 1, 0, 0}, ctx_);
+      },
+      {"too small"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::MaxPool2d(Tensor::Empty(Shape{4, 4}, DType::kFloat, pool_), {2, 2, 2, 2, 0, 0}, ctx_);
+      },
+      {"(N, C, H, W)"});
+  EXPECT_EQ(ops::MaxPool2d(x, {3, 3, 2, 2, 1, 1}, ctx_).shape(), (Shape{1, 1, 2, 2}));
+}
+
+TEST_F(OpsTest, ReductionsAndSoftmax) {
+  const Tensor a = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  const int axis0[] = {0}, axis1[] = {-1};
+  EXPECT_EQ(Values(ops::Sum(a, axis0, false, ctx_)), (std::vector<float>{5, 7, 9}));
+  EXPECT_EQ(ops::Sum(a, axis1, true, ctx_).shape(), (Shape{2, 1}));
+  EXPECT_EQ(Values(ops::Mean(a, {}, false, ctx_)), (std::vector<float>{3.5f}));
+  const int twice[] = {1, -1};
+  ExpectError<TensorShapeException>([&] { ops::Sum(a, twice, false, ctx_); }, {"twice"});
+  const Tensor s = ops::Softmax(a, 1, ctx_);
+  const auto v = Values(s);
+  EXPECT_NEAR(v[0] + v[1] + v[2], 1.0f, 1e-6);
+  EXPECT_NEAR(std::exp(Values(ops::LogSoftmax(a, 1, ctx_))[2]), v[2], 1e-6);
+  ExpectError<TensorShapeException>([&] { ops::Softmax(a, 2, ctx_); }, {"axis 2", "rank 2"});
+}
+
+TEST_F(OpsTest, CastBetweenIntegerTypesDoesNotRecord) {
+  const Tensor x = Vec({1.5f, -2.5f}, Shape{2}).WithRequiresGrad();
+  const Tensor i = ops::Cast(x, DType::kInt32, ctx_);
+  EXPECT_FALSE(i.requires_grad());
+  EXPECT_EQ(i.At<int32_t>({1}), -2);
+  EXPECT_TRUE(ops::Cast(x, DType::kFloat16, ctx_).requires_grad());
+}
+
+TEST_F(OpsTest, ToLayoutBlockedRefusesTensorsThatRequireGrad) {
+  const Tensor x = Tensor::Empty(Shape{1, 3, 2, 2}, DType::kFloat, pool_, true).WithRequiresGrad();
+  ExpectError<TensorLayoutException>([&] { ops::ToLayout(x, Layout::kBlocked, ctx_, 4); },
+                                     {"cannot require gradients"});
+  EXPECT_EQ(ops::ToLayout(x, Layout::kNhwc, ctx_).layout(), Layout::kNhwc);
+}
+
+TEST_F(OpsTest, ViewOpsShareTheBuffer) {
+  const Tensor a = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  EXPECT_EQ(ops::Transpose(a, 0, 1, ctx_).buffer(), a.buffer());
+  EXPECT_EQ(ops::Slice(a, 1, 0, 3, 2, ctx_).buffer(), a.buffer());
+  const int64_t flat[] = {-1};
+  EXPECT_EQ(ops::Reshape(a, flat, ctx_).buffer(), a.buffer());
+  EXPECT_NE(ops::Reshape(ops::Transpose(a, 0, 1, ctx_), flat, ctx_).buffer(), a.buffer())
+      << "a transposed reshape needs a copy";
+}
+
+}  // namespace
+}  // namespace onemodel
