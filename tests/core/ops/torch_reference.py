@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Computes the PyTorch side of tests/core/ops/torch_test.cc.
+
+Reads cases from argv[1] and writes results to argv[2], one token stream per line:
+
+  case NAME OP ATTR...          one case; OP and ATTR as in OPS below
+  tensor RANK DIMS... VALUES... an input (in order), values as float.hex() / C99 %a
+  grad RANK DIMS... VALUES...   the output gradient
+  end
+
+  mlp STEPS LR IN HIDDEN OUT BATCH   a two-layer MLP trained with SGD; then tensors
+                                     w1 b1 w2 b2 x onehot follow, then `end`
+
+For a case the output is `result NAME`, then the forward values and the gradient of every
+input, each as `values COUNT V...`. For the MLP it is `losses STEPS L...`.
+Run with Debian's /usr/bin/python3 and python3-torch; float32 throughout, one thread.
+"""
+import sys
+
+import torch
+
+torch.set_num_threads(1)
+
+
+def floats(tokens):
+    return [float.fromhex(t) for t in tokens]
+
+
+def read_tensor(tokens):
+    rank = int(tokens[0])
+    dims = [int(t) for t in tokens[1:1 + rank]]
+    return torch.tensor(floats(tokens[1 + rank:]), dtype=torch.float32).reshape(dims)
+
+
+def ints(attrs):
+    return [int(a) for a in attrs]
+
+
+UNARY = {
+    "Neg": torch.neg, "Abs": torch.abs, "Exp": torch.exp, "Log": torch.log,
+    "Sqrt": torch.sqrt, "Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh,
+    "Gelu": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+}
+BINARY = {
+    "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div,
+    "Max": torch.maximum, "Min": torch.minimum, "Pow": torch.pow,
+}
+
+
+def run(op, attrs, xs):
+    if op in UNARY:
+        return UNARY[op](xs[0])
+    if op in BINARY:
+        return BINARY[op](xs[0], xs[1])
+    if op == "MatMul":
+        return torch.matmul(xs[0], xs[1])
+    if op == "MaxPool2d":
+        kh, kw, sh, sw, ph, pw = ints(attrs)
+        return torch.nn.functional.max_pool2d(xs[0], (kh, kw), (sh, sw), (ph, pw))
+    if op in ("Sum", "Mean"):
+        keep = attrs[0] == "1"
+        axes = ints(attrs[1:])
+        f = torch.sum if op == "Sum" else torch.mean
+        return f(xs[0], dim=axes, keepdim=keep) if axes else f(xs[0])
+    if op in ("Softmax", "LogSoftmax"):
+        axis, scale = int(attrs[0]), float.fromhex(attrs[1])
+        f = torch.softmax if op == "Softmax" else torch.log_softmax
+        return f(xs[0] * scale, dim=axis)
+    if op == "Reshape":
+        return xs[0].reshape(ints(attrs))
+    if op == "Permute":
+        return xs[0].permute(ints(attrs))
+    if op == "Expand":
+        return xs[0].expand(ints(attrs))
+    if op == "Cast":
+        return xs[0].double().float() * xs[0]
+    raise ValueError("unknown op " + op)
+
+
+def values(t):
+    flat = t.detach().reshape(-1).tolist()
+    return "values %d %s" % (len(flat), " ".join(float(v).hex() for v in flat))
+
+
+def mlp(header, tensors, out):
+    steps, lr = int(header[0]), float.fromhex(header[1])
+    w1, b1, w2, b2, x, onehot = tensors
+    params = [p.clone().requires_grad_(True) for p in (w1, b1, w2, b2)]
+    losses = []
+    for _ in range(steps):
+        h = torch.relu(torch.matmul(x, params[0]) + params[1])
+        logp = torch.log_softmax(torch.matmul(h, params[2]) + params[3], dim=1)
+        loss = -torch.mean(torch.sum(logp * onehot, dim=1))
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(g * lr)
+        losses.append(loss.item())
+    out.write("losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses)))
+
+
+def main():
+    out = open(sys.argv[2], "w")
+    lines = [l.split() for l in open(sys.argv[1])]
+    i = 0
+    while i < len(lines):
+        head = lines[i]
+        i += 1
+        xs, grad = [], None
+        while lines[i][0] != "end":
+            if lines[i][0] == "tensor":
+                xs.append(read_tensor(lines[i][1:]))
+            else:
+                grad = read_tensor(lines[i][1:])
+            i += 1
+        i += 1
+        if head[0] == "mlp":
+            mlp(head[1:], xs, out)
+            continue
+        name, op, attrs = head[1], head[2], head[3:]
+        xs = [x.requires_grad_(True) for x in xs]
+        y = run(op, attrs, xs)
+        gs = torch.autograd.grad(y, xs, grad)
+        out.write("result %s\n%s\n" % (name, values(y)))
+        for g in gs:
+            out.write(values(g) + "\n")
+    out.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+// Forward results and gradients against PyTorch (Debian's python3-torch, run through
+// /usr/bin/python3 and tests/core/ops/torch_reference.py on identical inputs), and a two-layer
+// MLP trained for 100 steps whose loss curve must match PyTorch's to 1e-4 relative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
+#include "core/kernels/kernel_set.h"
+#include "core/memory/arena.h"
+#include "core/ops/conversion.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/linear.h"
+#include "core/ops/pooling.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "core/ops/views.h"
+#include "tests/core/ops/grad_check.h"
+
+namespace onemodel {
+namespace {
+
+using ops_test::Random;
+using Fn = std::function<Tensor(const std::vector<Tensor>&, const OpContext&)>;
+
+struct Case {
+  std::string name, op, attrs;
+  std::vector<Tensor> inputs;  // may be non-contiguous views; PyTorch sees their values
+  Fn f;
+  Tensor grad;
+};
+
+std::string Hex(float v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
+  return buf;
+}
+
+void WriteTensor(std::ostream& out, const char* tag, const Tensor& t) {
+  out << tag << " " << t.rank();
+  for (int32_t e : t.shape().extents()) out << " " << e;
+  tensor_test::ForEachIndex(t.shape(),
+                            [&](std::span<const int64_t> i) { out << " " << Hex(t.At<float>(i)); });
+  out << "\n";
+}
+
+std::vector<float> ValuesOf(const Tensor& t) {
+  std::vector<float> v;
+  tensor_test::ForEachIndex(t.shape(),
+                            [&](std::span<const int64_t> i) { v.push_back(t.At<float>(i)); });
+  return v;
+}
+
+// Runs the reference script; returns its output lines split into tokens.
+std::vector<std::vector<std::string>> RunTorch(const std::string& input) {
+  const std::string dir = ::testing::TempDir();
+  const std::string in_path = dir + "/torch_cases.txt", out_path = dir + "/torch_results.txt";
+  std::ofstream(in_path) << input;
+  const std::string cmd = "/usr/bin/python3 " ONEMODEL_TORCH_SCRIPT " " + in_path + " " + out_path;
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    ADD_FAILURE() << "`" << cmd << "` failed (exit " << rc
+                  << "); PyTorch comes from Debian's python3-torch: run scripts/install-deps";
+    return {};
+  }
+  std::vector<std::vector<std::string>> lines;
+  std::ifstream results(out_path);
+  for (std::string line; std::getline(results, line);) {
+    std::istringstream ss(line);
+    lines.emplace_back(std::istream_iterator<std::string>(ss),
+                       std::istream_iterator<std::string>());
+  }
+  return lines;
+}
+
+std::vector<float> ParseValues(const std::vector<std::string>& tokens) {
+  std::vector<float> v;
+  for (size_t i = 2; i < tokens.size(); ++i) v.push_back(std::strtof(tokens[i].c_str(), nullptr));
+  return v;
+}
+
+void ExpectClose(const std::vector<float>& ours, const std::vector<float>& torch, double tol,
+                 const std::string& what) {
+  ASSERT_EQ(ours.size(), torch.size()) << what;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_NEAR(ours[i], torch[i], tol * std::fmax(1.0, std::fabs(torch[i])))
+        << what << " element " << i;
+  }
+}
+
+class TorchTest : public ::testing::Test {
+ protected:
+  BufferPool pool_;
+  OpContext ctx_{pool_, KernelSet::Default()};
+  std::mt19937 rng_{23};
+
+  void Add(std::string name, std::string op, std::string attrs, std::vector<Tensor> inputs, Fn f) {
+    std::vector<Tensor> tracked;
+    for (const Tensor& t : inputs) tracked.push_back(t.WithRequiresGrad());
+    const Tensor y = f(tracked, ctx_);
+    cases_.push_back({std::move(name), std::move(op), std::move(attrs), std::move(inputs),
+                      std::move(f), Random(y.shape(), rng_, pool_, -1, 1)});
+  }
+
+  void RunAll() {
+    std::ostringstream in;
+    for (const Case& c : cases_) {
+      in << "case " << c.name << " " << c.op << " " << c.attrs << "\n";
+      for (const Tensor& t : c.inputs) WriteTensor(in, "tensor", t);
+      WriteTensor(in, "grad", c.grad);
+      in << "end\n";
+    }
+    const auto lines = RunTorch(in.str());
+    size_t at = 0;
+    for (const Case& c : cases_) {
+      ASSERT_LT(at, lines.size()) << "no PyTorch result for " << c.name;
+      ASSERT_EQ(lines[at][1], c.name);
+      std::vector<Tensor> tracked;
+      for (const Tensor& t : c.inputs) tracked.push_back(t.WithRequiresGrad());
+      const Tensor y = c.f(tracked, ctx_);
+      ExpectClose(ValuesOf(y), ParseValues(lines[at + 1]), 1e-5, c.name + " forward");
+      const auto grads = Backward(y, &c.grad, tracked, ctx_);
+      for (size_t k = 0; k < grads.size(); ++k) {
+        ExpectClose(ValuesOf(grads[k]), ParseValues(lines[at + 2 + k]), 1e-4,
+                    c.name + " gradient " + std::to_string(k));
+      }
+      at += 2 + c.inputs.size();
+    }
+  }
+
+  std::vector<Case> cases_;
+};
+
+TEST_F(TorchTest, EveryDifferentiableOpMatchesPyTorch) {
+  for (BinaryOp op : kAllBinaryOps) {
+    const bool positive = op == BinaryOp::kPow || op == BinaryOp::kDiv;
+    const float lo = positive ? 0.5f : -2.0f;
+    const std::string name(BinaryOpName(op));
+    Add(name + "_broadcast", name, "",
+        {Random(Shape{2, 3, 4}, rng_, pool_, lo, 2), Random(Shape{3, 1}, rng_, pool_, lo, 2)},
+        [op](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Binary(op, in[0], in[1], c);
+        });
+    Add(name + "_strided", name, "",
+        {Random(Shape{5, 4}, rng_, pool_, lo, 2).Transpose(0, 1),
+         Random(Shape{5}, rng_, pool_, lo, 2).Slice(0, -1, -6, -1)},
+        [op](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Binary(op, in[0], in[1], c);
+        });
+  }
+  for (UnaryOp op : kAllUnaryOps) {
+    const bool positive = op == UnaryOp::kLog || op == UnaryOp::kSqrt;
+    Add(std::string(UnaryOpName(op)), std::string(UnaryOpName(op)), "",
+        {Random(Shape{4, 3}, rng_, pool_, positive ? 0.5f : -3.0f, 3).Transpose(0, 1)},
+        [op](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Unary(op, in[0], c);
+        });
+  }
+  const std::vector<std::pair<Shape, Shape>> mm = {{Shape{3, 4}, Shape{4, 2}},
+                                                   {Shape{2, 1, 3, 4}, Shape{3, 4, 2}},
+                                                   {Shape{4}, Shape{4, 3}},
+                                                   {Shape{3, 4}, Shape{4}},
+                                                   {Shape{4}, Shape{4}}};
+  for (size_t i = 0; i < mm.size(); ++i) {
+    Add("MatMul" + std::to_string(i), "MatMul", "",
+        {Random(mm[i].first, rng_, pool_), Random(mm[i].second, rng_, pool_)},
+        [](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::MatMul(in[0], in[1], c);
+        });
+  }
+  const Tensor img = Random(Shape{2, 3, 7, 6}, rng_, pool_);
+  for (const Tensor& x : {img, img.ToLayout(Layout::kNhwc, pool_)}) {
+    Add(x.layout() == Layout::kNhwc ? "MaxPool2d_nhwc" : "MaxPool2d_nchw", "MaxPool2d",
+        "3 3 2 2 1 1", {x}, [](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::MaxPool2d(in[0], {3, 3, 2, 2, 1, 1}, c);
+        });
+  }
+  const Tensor r = Random(Shape{2, 3, 4}, rng_, pool_);
+  Add("Sum_all", "Sum", "0", {r}, [](const std::vector<Tensor>& in, const OpContext& c) {
+    return ops::Sum(in[0], {}, false, c);
+  });
+  Add("Sum_keep", "Sum", "1 0 2", {r}, [](const std::vector<Tensor>& in, const OpContext& c) {
+    const int axes[] = {0, 2};
+    return ops::Sum(in[0], axes, true, c);
+  });
+  Add("Mean_axis", "Mean", "0 1", {r.Transpose(0, 2)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        const int axes[] = {1};
+        return ops::Mean(in[0], axes, false, c);
+      });
+  Add("Softmax", "Softmax", "1 " + Hex(0.5f), {r},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Softmax(in[0], 1, c, 0.5f);
+      });
+  Add("LogSoftmax", "LogSoftmax", "-1 " + Hex(1.0f), {r.Transpose(1, 2)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::LogSoftmax(in[0], -1, c);
+      });
+  Add("Reshape", "Reshape", "4 6", {r.Transpose(0, 1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        const int64_t s[] = {4, 6};
+        return ops::Reshape(in[0], s, c);
+      });
+  Add("Permute", "Permute", "2 0 1", {r}, [](const std::vector<Tensor>& in, const OpContext& c) {
+    const int p[] = {2, 0, 1};
+    return ops::Permute(in[0], p, c);
+  });
+  Add("Expand", "Expand", "3 2 3 4", {Random(Shape{2, 1, 4}, rng_, pool_)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Expand(in[0], Shape{3, 2, 3, 4}, c);
+      });
+  Add("Cast", "Cast", "", {Random(Shape{5}, rng_, pool_)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Mul(ops::Cast(ops::Cast(in[0], DType::kDouble, c), DType::kFloat, c), in[0], c);
+      });
+  RunAll();
+}
+
+TEST_F(TorchTest, TwoLayerMlpTrainsLikePyTorch) {
+  constexpr int kSteps = 100, kIn = 8, kHidden = 16, kOut = 4, kBatch = 32;
+  const float lr = 0.1f;
+  Tensor w1 = Random(Shape{kIn, kHidden}, rng_, pool_, -0.5f, 0.5f);
+  Tensor b1 = Random(Shape{kHidden}, rng_, pool_, -0.1f, 0.1f);
+  Tensor w2 = Random(Shape{kHidden, kOut}, rng_, pool_, -0.5f, 0.5f);
+  Tensor b2 = Random(Shape{kOut}, rng_, pool_, -0.1f, 0.1f);
+  const Tensor x = Random(Shape{kBatch, kIn}, rng_, pool_);
+  Tensor onehot = Tensor::Empty(Shape{kBatch, kOut}, DType::kFloat, pool_, /*zero=*/true);
+  for (int64_t i = 0; i < kBatch; ++i)
+    onehot.Set<float>({i, static_cast<int64_t>(rng_() % kOut)}, 1.0f);
+
+  std::ostringstream in;
+  in << "mlp " << kSteps << " " << Hex(lr) << " " << kIn << " " << kHidden << " " << kOut << " "
+     << kBatch << "\n";
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&w1, &b1, &w2, &b2, &x, &onehot}) {
+    WriteTensor(in, "tensor", *t);
+  }
+  in << "end\n";
+  const auto lines = RunTorch(in.str());
+  ASSERT_EQ(lines.size(), 1u);
+  const std::vector<float> torch_losses = ParseValues(lines[0]);
+  ASSERT_EQ(torch_losses.size(), static_cast<size_t>(kSteps));
+
+  // Parameters live in the pool; every step's activations and gradients in an arena.
+  Arena arena(pool_);
+  const OpContext step_ctx{arena, KernelSet::Default()};
+  std::vector<Tensor> params = {w1.WithRequiresGrad(), b1.WithRequiresGrad(), w2.WithRequiresGrad(),
+                                b2.WithRequiresGrad()};
+  Tensor lr_t = Tensor::Empty(Shape{}, DType::kFloat, pool_);
+  lr_t.Fill(lr);
+  const int sum_axis[] = {1};
+  for (int step = 0; step < kSteps; ++step) {
+    arena.Reset();
+    const Tensor h =
+        ops::Relu(ops::Add(ops::MatMul(x, params[0], step_ctx), params[1], step_ctx), step_ctx);
+    const Tensor logp = ops::LogSoftmax(
+        ops::Add(ops::MatMul(h, params[2], step_ctx), params[3], step_ctx), 1, step_ctx);
+    const Tensor loss =
+        ops::Neg(ops::Mean(ops::Sum(ops::Mul(logp, onehot, step_ctx), sum_axis, false, step_ctx),
+                           {}, false, step_ctx),
+                 step_ctx);
+    const float ours = loss.At<float>({});
+    EXPECT_NEAR(ours, torch_losses[static_cast<size_t>(step)],
+                1e-4 * std::fabs(torch_losses[static_cast<size_t>(step)]))
+        << "step " << step;
+    const std::vector<Tensor> grads = Backward(loss, nullptr, params, step_ctx);
+    NoGrad no_grad;  // in-place SGD: p -= lr * g
+    for (size_t k = 0; k < params.size(); ++k) {
+      params[k].CopyFrom(ops::Sub(params[k], ops::Mul(grads[k], lr_t, step_ctx), step_ctx));
+    }
+  }
+  EXPECT_LT(torch_losses.back(), torch_losses.front()) << "the network learned something";
+}
+
+}  // namespace
+}  // namespace onemodel
