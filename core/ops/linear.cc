@@ -8,22 +8,17 @@
 #include "core/common/exceptions.h"
 #include "core/ops/op_utils.h"
 #include "core/ops/reduce.h"
+#include "core/shape/dim_vector.h"
 
 namespace onemodel::ops {
 namespace {
 
-// Fixed-capacity extents (no heap: MatMul runs on hot paths).
-struct Extents {
-  std::array<int64_t, kMaxRank> e{};
-  size_t n = 0;
-  void Push(int64_t v) { e[n++] = v; }
-  std::span<const int64_t> span() const { return {e.data(), n}; }
-  Shape shape() const { return Shape(span()); }
-};
+using Extents = DimVector<int64_t>;
 
+// The first rank - drop extents of s.
 Extents Leading(const Shape& s, int drop) {
   Extents out;
-  for (int d = 0; d < s.rank() - drop; ++d) out.Push(s[d]);
+  for (int d = 0; d < s.rank() - drop; ++d) out.push_back(s[d]);
   return out;
 }
 
@@ -50,17 +45,17 @@ Plan MakePlan(const Tensor& a0, const Tensor& b0) {
                                b0.shape().ToString() + " has " + std::to_string(kb) + " rows");
   }
   const Shape batch =
-      Shape::Broadcast(Leading(a.shape(), 2).shape(), Leading(b.shape(), 2).shape());
+      Shape::Broadcast(Shape(Leading(a.shape(), 2).span()), Shape(Leading(b.shape(), 2).span()));
   Extents ea = Leading(batch, 0), eb = ea, full = ea;
-  ea.Push(m);
-  ea.Push(k);
-  eb.Push(k);
-  eb.Push(n);
-  full.Push(m);
-  full.Push(n);
-  Plan p{a.Expand(ea.shape()), b.Expand(eb.shape()), full.shape(), Leading(batch, 0)};
-  if (a0.rank() > 1) p.out_squeezed.Push(m);
-  if (b0.rank() > 1) p.out_squeezed.Push(n);
+  ea.push_back(m);
+  ea.push_back(k);
+  eb.push_back(k);
+  eb.push_back(n);
+  full.push_back(m);
+  full.push_back(n);
+  Plan p{a.Expand(Shape(ea.span())), b.Expand(Shape(eb.span())), Shape(full.span()), Leading(batch, 0)};
+  if (a0.rank() > 1) p.out_squeezed.push_back(m);
+  if (b0.rank() > 1) p.out_squeezed.push_back(n);
   return p;
 }
 

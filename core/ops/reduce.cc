@@ -8,6 +8,7 @@
 
 #include "core/common/exceptions.h"
 #include "core/ops/op_utils.h"
+#include "core/shape/dim_vector.h"
 
 namespace onemodel::ops {
 namespace {
@@ -37,8 +38,8 @@ std::array<bool, kMaxRank> ReducedAxes(std::string_view op, std::span<const int>
 Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, double scale,
                    const OpContext& ctx) {
   const int rank = x.rank();
-  std::vector<int64_t> out_extents;
-  std::vector<int> order;  // kept axes first, then reduced ones
+  DimVector<int64_t> out_extents;
+  DimVector<int> order;  // kept axes first, then reduced ones
   for (int d = 0; d < rank; ++d) {
     out_extents.push_back(reduced[static_cast<size_t>(d)] ? 1 : x.shape()[d]);
     if (!reduced[static_cast<size_t>(d)]) order.push_back(d);
@@ -47,8 +48,8 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
   for (int d = 0; d < rank; ++d) {
     if (reduced[static_cast<size_t>(d)]) order.push_back(d);
   }
-  Tensor out = NewFloat(Shape(std::span<const int64_t>(out_extents)), ctx);
-  const Tensor v = x.Permute(order);
+  Tensor out = NewFloat(Shape(out_extents.span()), ctx);
+  const Tensor v = x.Permute(order.span());
   const float* in = x.Storage<float>().data();
   float* o = out.MutableData<float>().data();
   int64_t inner_count = 1;
@@ -81,22 +82,22 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
 
 // Drops the reduced axes of a keepdims result (a view).
 Tensor DropAxes(const Tensor& t, const std::array<bool, kMaxRank>& reduced) {
-  std::vector<int64_t> extents;
+  DimVector<int64_t> extents;
   for (int d = 0; d < t.rank(); ++d) {
     if (!reduced[static_cast<size_t>(d)]) extents.push_back(t.shape()[d]);
   }
-  return *t.TryReshape(extents);  // contiguous, so always a view
+  return *t.TryReshape(extents.span());  // contiguous, so always a view
 }
 
 // Backward of Sum and Mean: the output gradient spread back over the reduced axes, scaled.
 void ReduceBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
   const Shape& in_shape = r.InputShape(0);
-  std::vector<int64_t> keep;
+  DimVector<int64_t> keep;
   for (int d = 0; d < in_shape.rank(); ++d) {
     keep.push_back(r.ints()[static_cast<size_t>(d)] ? 1 : in_shape[d]);
   }
-  const internal::Temporary g_keep(g.Reshape(keep, ctx.allocator), g);
+  const internal::Temporary g_keep(g.Reshape(keep.span(), ctx.allocator), g);
   Tensor scale = NewFloat(Shape{}, ctx);
   scale.Fill(r.floats()[0]);
   grads[0] = NewFloat(in_shape, ctx);
@@ -143,7 +144,7 @@ Tensor SumToShape(const Tensor& g, const Shape& shape, const OpContext& ctx) {
     reduced[static_cast<size_t>(d)] = d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1);
   }
   Tensor summed = SumKeepDims(g, reduced, 1.0, ctx);
-  return *summed.TryReshape(std::vector<int64_t>(shape.extents().begin(), shape.extents().end()));
+  return *summed.TryReshape(DimVector<int64_t>(shape).span());
 }
 
 }  // namespace onemodel::ops

@@ -6,6 +6,7 @@
 
 #include "core/autograd/backward_record.h"
 #include "core/ops/op_utils.h"
+#include "core/shape/dim_vector.h"
 
 namespace onemodel::ops {
 namespace {
@@ -14,12 +15,12 @@ namespace {
 // its contiguous output (same shape).
 template <typename Fn>
 void ForEachRowAlong(const Tensor& x, const Tensor& out, int axis, const Fn& fn) {
-  std::vector<int> order;
+  DimVector<int> order;
   for (int d = 0; d < x.rank(); ++d) {
     if (d != axis) order.push_back(d);
   }
   order.push_back(axis);
-  const Tensor vx = x.Permute(order), vo = out.Permute(order);
+  const Tensor vx = x.Permute(order.span()), vo = out.Permute(order.span());
   const int outer_rank = x.rank() - 1;
   int64_t rows = 1;
   for (int d = 0; d < outer_rank; ++d) rows *= vx.shape()[d];

@@ -1,35 +1,34 @@
 #include "core/ops/views.h"
 
 #include <algorithm>
-#include <numeric>
-#include <vector>
+#include <functional>
 
 #include "core/autograd/backward_record.h"
 #include "core/common/exceptions.h"
 #include "core/ops/op_utils.h"
 #include "core/ops/reduce.h"
+#include "core/shape/dim_vector.h"
 
 namespace onemodel::ops {
 namespace {
-
-std::vector<int64_t> ExtentsOf(const Shape& s) { return {s.extents().begin(), s.extents().end()}; }
 
 // A fresh contiguous copy of g viewed with the input's shape (Reshape, Squeeze, Unsqueeze).
 void ReshapeBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                      std::span<Tensor> grads) {
   Tensor copy = internal::NewFloat(g.shape(), ctx);
   copy.CopyFrom(g);
-  grads[0] = *copy.TryReshape(ExtentsOf(r.InputShape(0)));
+  grads[0] = *copy.TryReshape(DimVector<int64_t>(r.InputShape(0)).span());
 }
 
 void PermuteBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                      std::span<Tensor> grads) {
-  std::vector<int> inverse(r.ints().size());
-  for (size_t i = 0; i < inverse.size(); ++i) {
+  DimVector<int> inverse;
+  for (size_t i = 0; i < r.ints().size(); ++i) inverse.push_back(0);
+  for (size_t i = 0; i < r.ints().size(); ++i) {
     inverse[static_cast<size_t>(r.ints()[i])] = static_cast<int>(i);
   }
   grads[0] = internal::NewFloat(r.InputShape(0), ctx);
-  grads[0].CopyFrom(g.Permute(inverse));
+  grads[0].CopyFrom(g.Permute(inverse.span()));
 }
 
 void SliceBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
@@ -46,10 +45,10 @@ void ExpandBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
 
 // Attaches a record for a view op, or returns the view as is.
 Tensor Record(const Tensor& x, Tensor view, OpKind kind, BackwardFn backward,
-              std::vector<int64_t> ints = {}) {
+              std::span<const int64_t> ints = {}) {
   if (!ShouldRecord({&x})) return view;
   auto record = internal::NewRecord(kind, backward, {&x});
-  record->SetInts(std::move(ints));
+  record->SetInts({ints.begin(), ints.end()});
   return view.WithAutogradNode(std::move(record));
 }
 
@@ -63,24 +62,24 @@ Tensor Reshape(const Tensor& x, std::span<const int64_t> shape, const OpContext&
 Tensor Permute(const Tensor& x, std::span<const int> perm, const OpContext&) {
   internal::CheckFloat("Permute", "x", x);
   Tensor view = x.Permute(perm);
-  std::vector<int64_t> ints;
+  DimVector<int64_t> ints;
   for (int p : perm) ints.push_back(p < 0 ? p + x.rank() : p);
-  return Record(x, view, OpKind::kPermute, &PermuteBackward, std::move(ints));
+  return Record(x, view, OpKind::kPermute, &PermuteBackward, ints.span());
 }
 
 Tensor Transpose(const Tensor& x, int d0, int d1, const OpContext& ctx) {
-  std::vector<int> perm(static_cast<size_t>(x.rank()));
-  std::iota(perm.begin(), perm.end(), 0);
+  DimVector<int> perm;
+  for (int d = 0; d < x.rank(); ++d) perm.push_back(d);
   std::swap(perm[static_cast<size_t>(internal::NormalizeAxis("Transpose", d0, x.rank()))],
             perm[static_cast<size_t>(internal::NormalizeAxis("Transpose", d1, x.rank()))]);
-  return Permute(x, perm, ctx);
+  return Permute(x, perm.span(), ctx);
 }
 
 Tensor Slice(const Tensor& x, int dim, int64_t start, int64_t stop, int64_t step,
              const OpContext&) {
   internal::CheckFloat("Slice", "x", x);
-  return Record(x, x.Slice(dim, start, stop, step), OpKind::kSlice, &SliceBackward,
-                {dim, start, stop, step});
+  const int64_t ints[] = {dim, start, stop, step};
+  return Record(x, x.Slice(dim, start, stop, step), OpKind::kSlice, &SliceBackward, ints);
 }
 
 Tensor Expand(const Tensor& x, const Shape& shape, const OpContext&) {
@@ -94,9 +93,12 @@ Tensor Squeeze(const Tensor& x, std::span<const int> dims, const OpContext&) {
   if (dims.empty()) {
     view = x.Squeeze();
   } else {
-    std::vector<int> sorted;
+    if (dims.size() > static_cast<size_t>(x.rank())) {
+      throw TensorShapeException("Squeeze: more dimensions given than the tensor has");
+    }
+    DimVector<int> sorted;
     for (int d : dims) sorted.push_back(internal::NormalizeAxis("Squeeze", d, x.rank()));
-    std::sort(sorted.rbegin(), sorted.rend());
+    std::sort(sorted.begin(), sorted.end(), std::greater<int>());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
       throw TensorShapeException("Squeeze: a dimension is given twice");
     }

@@ -25,6 +25,7 @@
 #include "core/common/exceptions.h"
 #include "core/dtype/dtype.h"
 #include "core/memory/allocator.h"
+#include "core/shape/dim_vector.h"
 #include "core/shape/strides.h"
 #include "core/tensor/layout.h"
 
@@ -198,6 +199,13 @@ class Tensor {
   // The same logical (N, C, H, W) tensor in `layout` (this tensor if already there); for
   // kBlocked, `block` is the channel block size. Pure data movement.
   Tensor ToLayout(Layout layout, Allocator& allocator, int32_t block = 16) const;
+
+ public:
+  // Extents and strides being assembled for a view (views.cc).
+  struct ViewDims {
+    DimVector<int64_t> extents;
+    DimVector<int32_t> strides;
+  };
 
  private:
   // Throws StaleTensorException (or for a null handle) unless the buffer is live.

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <vector>
 
+#include "core/shape/dim_vector.h"
 #include "core/tensor/reshape.h"
 #include "core/tensor/tensor.h"
 
@@ -19,7 +19,23 @@ int NormalizeDim(int dim, int rank, const char* op) {
   return dim < 0 ? dim + rank : dim;
 }
 
-std::vector<int64_t> ExtentsOf(const Shape& s) { return {s.extents().begin(), s.extents().end()}; }
+// A copy of the dimensions of (shape, strides) with dimension `skip` left out (-1: none) and
+// (extent, stride) inserted before dimension `insert_at` (-1: none); no heap allocation.
+Tensor::ViewDims Edit(const Shape& shape, const Strides& strides, int skip, int insert_at,
+                      int64_t extent, int32_t stride) {
+  Tensor::ViewDims v;
+  for (int d = 0; d <= shape.rank(); ++d) {
+    if (d == insert_at) {
+      v.extents.push_back(extent);
+      v.strides.push_back(stride);
+    }
+    if (d < shape.rank() && d != skip) {
+      v.extents.push_back(shape[d]);
+      v.strides.push_back(strides[d]);
+    }
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -100,12 +116,12 @@ Tensor Tensor::Slice(int dim, int64_t start, int64_t stop, int64_t step) const {
     }
     stride = strides_[d];
   }
-  std::vector<int64_t> extents = ExtentsOf(shape_);
+  DimVector<int64_t> extents(shape_);
   extents[static_cast<size_t>(d)] = count;
   Strides strides = strides_;
   strides[d] = static_cast<int32_t>(stride);
   const int64_t offset = count > 0 ? offset_ + start * strides_[d] : offset_;
-  return WithView(Shape(std::span<const int64_t>(extents)), strides, offset);
+  return WithView(Shape(extents.span()), strides, offset);
 }
 
 Tensor Tensor::Expand(const Shape& shape) const {
@@ -131,15 +147,13 @@ Tensor Tensor::Expand(const Shape& shape) const {
 
 Tensor Tensor::Squeeze() const {
   CheckPlain("Squeeze");
-  std::vector<int64_t> extents;
-  std::vector<int32_t> strides;
+  ViewDims v;
   for (int d = 0; d < rank(); ++d) {
     if (shape_[d] == 1) continue;
-    extents.push_back(shape_[d]);
-    strides.push_back(strides_[d]);
+    v.extents.push_back(shape_[d]);
+    v.strides.push_back(strides_[d]);
   }
-  return WithView(Shape(std::span<const int64_t>(extents)), Strides(std::span<const int32_t>(strides)),
-                  offset_);
+  return WithView(Shape(v.extents.span()), Strides(v.strides.span()), offset_);
 }
 
 Tensor Tensor::Squeeze(int dim) const {
@@ -150,12 +164,8 @@ Tensor Tensor::Squeeze(int dim) const {
                                Describe() + " has extent " + std::to_string(shape_[d]) +
                                ", not 1");
   }
-  std::vector<int64_t> extents = ExtentsOf(shape_);
-  std::vector<int32_t> strides(strides_.values().begin(), strides_.values().end());
-  extents.erase(extents.begin() + d);
-  strides.erase(strides.begin() + d);
-  return WithView(Shape(std::span<const int64_t>(extents)), Strides(std::span<const int32_t>(strides)),
-                  offset_);
+  const ViewDims v = Edit(shape_, strides_, d, -1, 0, 0);
+  return WithView(Shape(v.extents.span()), Strides(v.strides.span()), offset_);
 }
 
 Tensor Tensor::Unsqueeze(int dim) const {
@@ -165,16 +175,13 @@ Tensor Tensor::Unsqueeze(int dim) const {
     throw TensorShapeException("Unsqueeze: tensor " + Describe() + " already has the maximum rank " +
                                std::to_string(kMaxRank));
   }
-  std::vector<int64_t> extents = ExtentsOf(shape_);
-  std::vector<int32_t> strides(strides_.values().begin(), strides_.values().end());
   // The stride a contiguous tensor would have there, so contiguity is preserved.
   const int64_t stride = d < rank() ? int64_t{strides_[d]} * shape_[d] : 1;
-  extents.insert(extents.begin() + d, 1);
-  strides.insert(strides.begin() + d,
-                 static_cast<int32_t>(std::clamp<int64_t>(stride, std::numeric_limits<int32_t>::min(),
-                                                          std::numeric_limits<int32_t>::max())));
-  return WithView(Shape(std::span<const int64_t>(extents)), Strides(std::span<const int32_t>(strides)),
-                  offset_);
+  const ViewDims v = Edit(shape_, strides_, -1, d, 1,
+                          static_cast<int32_t>(std::clamp<int64_t>(
+                              stride, std::numeric_limits<int32_t>::min(),
+                              std::numeric_limits<int32_t>::max())));
+  return WithView(Shape(v.extents.span()), Strides(v.strides.span()), offset_);
 }
 
 }  // namespace onemodel
