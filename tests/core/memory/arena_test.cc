@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/common/exceptions.h"
-#include "tests/core/memory/alloc_counter.h"
+#include "tests/common/alloc_counter.h"
 
 namespace onemodel {
 namespace {

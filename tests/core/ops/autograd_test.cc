@@ -18,7 +18,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
-#include "tests/core/memory/alloc_counter.h"
+#include "tests/common/alloc_counter.h"
 
 namespace onemodel {
 namespace {

@@ -7,12 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
 #include <limits>
-#include <new>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -22,47 +20,13 @@
 #include "core/common/exceptions.h"
 #include "core/dtype/dtype.h"
 #include "core/shape/strides.h"
-
-// --- Counting global operator new ---------------------------------------------------------------
-// Replaced for this test binary so that tests can assert what Shape does not allocate.
-
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<int64_t> g_allocations{0};
-std::atomic<size_t> g_largest_allocation{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (g_counting.load(std::memory_order_relaxed)) {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    size_t largest = g_largest_allocation.load(std::memory_order_relaxed);
-    while (size > largest && !g_largest_allocation.compare_exchange_weak(largest, size)) {
-    }
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/common/alloc_counter.h"
 
 namespace onemodel {
 namespace {
 
 using Extents = std::vector<int64_t>;
-
-// Counts operator new calls (and the largest request) between construction and Stop().
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_allocations = 0;
-    g_largest_allocation = 0;
-    g_counting = true;
-  }
-  ~AllocationCounter() { g_counting = false; }
-  void Stop() { g_counting = false; }
-  int64_t count() const { return g_allocations; }
-  size_t largest() const { return g_largest_allocation; }
-};
+using testing::AllocationCounter;
 
 Shape MakeShape(const Extents& e) { return Shape(std::span<const int64_t>(e)); }
 
