@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <iterator>
 
+#include "hwy/detect_targets.h"  // HWY_TARGETS for the lookup macro below, whatever the order
+
 #include "core/kernels/kernels.h"
 #include "core/kernels/simd_targets.h"
 

@@ -1,0 +1,511 @@
+// The MaxPool2d loops, compiled once per SIMD target by Highway (foreach_target) and picked at
+// run time through MaxPoolSimdFor().
+//
+// Every loop applies the reference rule (maxpool.h) in the reference's scan order, so values,
+// NaN payloads, the sign of zero and indices all match it bit for bit: a position replaces
+// the running maximum iff the maximum is not NaN and the position is NaN or strictly larger.
+// Everything is selected, nothing computed. Windows are clipped to the input first, so
+// padding is never read. Input rows are scanned once for NaN (NanRows); windows over rows
+// without one use the equivalent cheaper rule "v > best" (one maxps without indices).
+//
+// rows (NCHW, x stride 1): one output row at a time, vectors of output columns. Lane i of
+// window offset kx reads x = xs + kx + i*stride, loaded with LoadInterleaved{2,3,4} (strides
+// 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
+// last vector overlaps the one before it instead of running a tail. Up to four vectors are
+// in flight at once to hide the latency of each window's chain of selects.
+// pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
+// channel tail uses a masked load. strided: the scalar loop for everything else.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "core/kernels/maxpool_simd.cc"
+// Highway needs this order: foreach_target, then highway.
+// clang-format off
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// clang-format on
+
+#include "core/kernels/maxpool_simd.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "core/kernels/simd_tables.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onemodel::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace maxpool {
+using internal::PoolPlan;
+using D = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<D>;
+using V = hn::Vec<D>;
+using VI = hn::Vec<DI>;
+using M = hn::Mask<D>;
+
+// The in-bounds part [lo, hi) of the window of output position o along one dimension.
+struct Span {
+  int64_t lo, hi;
+};
+HWY_INLINE Span Clip(int64_t o, int64_t stride, int64_t pad, int64_t kernel, int64_t size) {
+  const int64_t start = o * stride - pad;
+  return {std::max<int64_t>(start, 0), std::min<int64_t>(start + kernel, size)};
+}
+
+// The reference rule over the in-bounds rectangle ys x xs of a plane (0 and -1 when empty).
+// kExact: the full rule, branch-free (which element wins depends on the data and would defeat
+// branch prediction). Otherwise the window holds no NaN and the rule is "v > best" (maxss).
+template <bool kExact = true>
+HWY_INLINE void ScalarWindow(const float* plane, int64_t sy, int64_t sx, int64_t w, Span ys,
+                             Span xs, float& best_out, int64_t& at_out) {
+  if (ys.lo >= ys.hi || xs.lo >= xs.hi) {
+    best_out = 0.0f;
+    at_out = -1;
+    return;
+  }
+  float best = plane[ys.lo * sy + xs.lo * sx];
+  int64_t at = ys.lo * w + xs.lo;
+  for (int64_t y = ys.lo; y < ys.hi; ++y) {
+    const float* row = plane + y * sy;
+    for (int64_t x = y == ys.lo ? xs.lo + 1 : xs.lo; x < xs.hi; ++x) {
+      const float v = row[x * sx];
+      if constexpr (kExact) {
+        // Wins(): best is not NaN, and v is NaN or larger; selected through masks.
+        const bool win = static_cast<bool>(!(v <= best) & (best == best));
+        const uint32_t mask = 0u - static_cast<uint32_t>(win);
+        best = std::bit_cast<float>((std::bit_cast<uint32_t>(v) & mask) |
+                                    (std::bit_cast<uint32_t>(best) & ~mask));
+        at = win ? y * w + x : at;
+      } else {
+        const bool win = v > best;
+        best = win ? v : best;
+        at = win ? y * w + x : at;
+      }
+    }
+  }
+  best_out = best;
+  at_out = at;
+}
+
+// Lanes where v replaces the running maximum: best is not NaN, and v is NaN or larger.
+HWY_INLINE M Wins(V v, V best) { return hn::AndNot(hn::Le(v, best), hn::Eq(best, best)); }
+
+// One step of the scan: v (the next position, at `pos`) against the running maximum.
+// kExact: the full rule. Otherwise the window holds no NaN and the rule is "v > best".
+template <bool kExact, bool kIdx>
+HWY_INLINE void Step(V v, VI pos, V& best, VI& at) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: IfThenElse would branch on the data; select through integer masks instead.
+  const float x = hn::GetLane(v), b = hn::GetLane(best);
+  const bool win = kExact ? static_cast<bool>(!(x <= b) & (b == b)) : x > b;
+  const uint32_t mask = 0u - static_cast<uint32_t>(win);
+  best = hn::Set(D(), std::bit_cast<float>((std::bit_cast<uint32_t>(x) & mask) |
+                                           (std::bit_cast<uint32_t>(b) & ~mask)));
+  if constexpr (kIdx) {
+    const uint32_t p = static_cast<uint32_t>(hn::GetLane(pos));
+    const uint32_t a = static_cast<uint32_t>(hn::GetLane(at));
+    at = hn::Set(DI(), static_cast<int32_t>((p & mask) | (a & ~mask)));
+  }
+#else
+  const DI di;
+  if constexpr (kExact || kIdx) {
+    const M win = kExact ? Wins(v, best) : hn::Gt(v, best);
+    best = hn::IfThenElse(win, v, best);
+    if constexpr (kIdx) at = hn::IfThenElse(hn::RebindMask(di, win), pos, at);
+  } else {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128
+    best = hn::Max(v, best);  // maxps: v if v > best, else best (ties, signed zeros)
+#else
+    best = hn::IfThenElse(hn::Gt(v, best), v, best);
+#endif
+  }
+#endif
+}
+
+// True when one of the n floats at p (unit stride) may be NaN: their sum is NaN. The sum is
+// also NaN when +inf and -inf meet (or overflow does); those rows merely take the exact path.
+HWY_INLINE bool RunMayHaveNaN(const float* p, int64_t n) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  if (n < lanes) {
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) any |= std::isnan(p[i]);
+    return any;
+  }
+  V sum0 = hn::LoadU(d, p + n - lanes);  // the tail, overlapping
+  V sum1 = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    sum0 = hn::Add(sum0, hn::LoadU(d, p + i));
+    sum1 = hn::Add(sum1, hn::LoadU(d, p + i + lanes));
+  }
+  if (i + lanes <= n) sum1 = hn::Add(sum1, hn::LoadU(d, p + i));
+  return !hn::AllFalse(d, hn::IsNaN(hn::Add(sum0, sum1)));
+}
+
+// Which input rows of one plane (NCHW) or image (NHWC) may hold a NaN: while a task walks its
+// output rows in order, each input row is scanned at most once. Windows over rows without
+// NaN take the cheap rule.
+class NanRows {
+ public:
+  // True when one of the rows ys of `base` may hold a NaN; may_have_nan(y) scans row y.
+  template <typename F>
+  bool Any(const float* base, Span ys, const F& may_have_nan) {
+    if (base != base_ || ys.lo < lo_) {  // a new plane: forget everything
+      base_ = base;
+      scanned_ = 0;
+      last_nan_ = -1;
+    }
+    lo_ = ys.lo;
+    scanned_ = std::max(scanned_, ys.lo);
+    for (; scanned_ < ys.hi; ++scanned_) {
+      if (may_have_nan(scanned_)) last_nan_ = scanned_;
+    }
+    return last_nan_ >= ys.lo;
+  }
+
+ private:
+  const float* base_ = nullptr;
+  int64_t lo_ = 0;         // ys.lo of the last call
+  int64_t scanned_ = 0;    // rows below this are known (or never needed)
+  int64_t last_nan_ = -1;  // the last scanned row that may hold a NaN
+};
+
+// Stores the first n lanes of v at p, p + s, ...
+template <class DV, class VV, typename T>
+HWY_INLINE void StoreLanes(DV d, VV v, T* p, int64_t s, int64_t n) {
+  if (s == 1 && n == static_cast<int64_t>(hn::Lanes(d))) return hn::StoreU(v, d, p);
+  HWY_ALIGN T buf[hn::MaxLanes(d)];
+  hn::Store(v, d, buf);
+  for (int64_t i = 0; i < n; ++i) p[i * s] = buf[i];
+}
+
+// Lanes p[kx], p[kx + S], ..., p[kx + (N-1)*S] of a unit-stride row. Reads only
+// p[kx - r] ... p[kx - r + S*N - 1] with r = min(kx, S - 1): never left of p, and right of
+// the last lane only when kx < S - 1.
+template <int kS>
+HWY_INLINE V LoadLanes(D d, const float* p, int64_t kx) {
+  if constexpr (kS == 1) {
+    return hn::LoadU(d, p + kx);
+  } else {
+    const int64_t r = std::min<int64_t>(kx, kS - 1);
+    const float* base = p + kx - r;
+    V v0, v1, v2, v3;
+    if constexpr (kS == 2) {
+      hn::LoadInterleaved2(d, base, v0, v1);
+      return r == 0 ? v0 : v1;
+    } else if constexpr (kS == 3) {
+      hn::LoadInterleaved3(d, base, v0, v1, v2);
+      return r == 0 ? v0 : (r == 1 ? v1 : v2);
+    } else {
+      hn::LoadInterleaved4(d, base, v0, v1, v2, v3);
+      return r == 0 ? v0 : (r == 1 ? v1 : (r == 2 ? v2 : v3));
+    }
+  }
+}
+
+// ---- rows: NCHW ----
+
+// Up to this many output vectors are computed at once: each window is a chain of dependent
+// selects, so independent vectors in flight hide the compare latency.
+constexpr int kMaxGroup = 4;
+
+// kU output vectors of one output row, starting at columns ox0[0..kU), whose windows lie
+// inside the row horizontally; ys: the window rows (not empty). kKw: the kernel width when
+// known at compile time (0: p.kw).
+template <int kS, int kKw, int kU, bool kExact, bool kIdx>
+HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const int64_t* ox0,
+                           float* orow, int32_t* irow, VI lane_x) {
+  const D d;
+  const DI di;
+  const int64_t kw = kKw ? kKw : p.kw;
+  const int64_t sy = p.in_stride[2];
+  int64_t xs[kU];
+  V best[kU];
+  VI at[kU];  // y*W + kx of the winner; lane and window offsets are added at the end
+  const float* row = plane + ys.lo * sy;
+  for (int u = 0; u < kU; ++u) {
+    xs[u] = ox0[u] * kS - p.pw;
+    best[u] = LoadLanes<kS>(d, row + xs[u], 0);
+    at[u] = hn::Set(di, static_cast<int32_t>(ys.lo * p.w));
+  }
+  const auto step = [&](const float* r, int64_t y, int64_t kx) {
+    const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + kx));
+    for (int u = 0; u < kU; ++u) {
+      Step<kExact, kIdx>(LoadLanes<kS>(d, r + xs[u], kx), pos, best[u], at[u]);
+    }
+  };
+  for (int64_t kx = 1; kx < kw; ++kx) step(row, ys.lo, kx);
+  for (int64_t y = ys.lo + 1; y < ys.hi; ++y) {
+    row += sy;
+    for (int64_t kx = 0; kx < kw; ++kx) step(row, y, kx);
+  }
+  for (int u = 0; u < kU; ++u) {
+    StoreLanes(d, best[u], orow + ox0[u] * p.out_stride[3], p.out_stride[3],
+               static_cast<int64_t>(hn::Lanes(d)));
+    if constexpr (kIdx) {
+      const VI pos = hn::Add(hn::Add(at[u], lane_x), hn::Set(di, static_cast<int32_t>(xs[u])));
+      StoreLanes(di, pos, irow + ox0[u] * p.idx_stride[3], p.idx_stride[3],
+                 static_cast<int64_t>(hn::Lanes(di)));
+    }
+  }
+}
+
+// Every vector of one output row: columns [vlo, vhi), the last vector overlapping the one
+// before it where the width is not a multiple of the lane count.
+template <int kS, int kKw, bool kExact, bool kIdx>
+HWY_INLINE void RowAllVectors(const PoolPlan& p, const float* plane, Span ys, int64_t vlo,
+                              int64_t vhi, float* orow, int32_t* irow, VI lane_x) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  const int64_t vectors = (vhi - vlo + lanes - 1) / lanes;
+  int64_t ox0[kMaxGroup];
+  const auto starts = [&](int64_t i, int count) {
+    for (int g = 0; g < count; ++g) ox0[g] = std::min(vlo + (i + g) * lanes, vhi - lanes);
+  };
+  int64_t i = 0;
+  for (; i + kMaxGroup <= vectors; i += kMaxGroup) {
+    starts(i, kMaxGroup);
+    RowVectors<kS, kKw, kMaxGroup, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+  }
+  if (i + 2 <= vectors) {
+    starts(i, 2);
+    RowVectors<kS, kKw, 2, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+    i += 2;
+  }
+  if (i < vectors) {
+    starts(i, 1);
+    RowVectors<kS, kKw, 1, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+  }
+}
+
+template <int kS, int kKw, bool kIdx>
+void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
+  const D d;
+  const DI di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  // The last element LoadLanes reads, relative to the window start of lane 0.
+  const int64_t reach = p.kw >= kS ? p.kw - 1 + kS * (lanes - 1) : kS * lanes - 1;
+  // Vectors start at ox0 in [first, last]: all reads inside [0, w).
+  const int64_t first = (p.pw + kS - 1) / kS;
+  const int64_t room = p.w - 1 - reach + p.pw;
+  const int64_t last = room < 0 ? -1 : std::min(room / kS, p.ow - lanes);
+  // Vectors cover the output columns [vlo, vhi); the scalar loop the rest.
+  const int64_t vlo = last >= first ? first : 0;
+  const int64_t vhi = last >= first ? last + lanes : 0;
+  const VI lane_x = hn::Mul(hn::Iota(di, 0), hn::Set(di, kS));  // lane i: i*S
+  const int64_t* s = p.in_stride;
+  const int64_t* so = p.out_stride;
+  const int64_t* si = p.idx_stride;
+  NanRows nan_rows;
+
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t oy = u % p.oh, nc = u / p.oh, c = nc % p.c, n = nc / p.c;
+    const float* plane = p.in + n * s[0] + c * s[1];
+    float* orow = p.out + n * so[0] + c * so[1] + oy * so[2];
+    int32_t* irow = kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr;
+    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    const bool nan = ys.lo < ys.hi && nan_rows.Any(plane, ys, [&](int64_t y) {
+      return RunMayHaveNaN(plane + y * s[2], p.w);
+    });
+    const auto scalar = [&](int64_t ox) {
+      float best;
+      int64_t at;
+      const Span xs = Clip(ox, kS, p.pw, p.kw, p.w);
+      if (nan) {
+        ScalarWindow<true>(plane, s[2], 1, p.w, ys, xs, best, at);
+      } else {
+        ScalarWindow<false>(plane, s[2], 1, p.w, ys, xs, best, at);
+      }
+      orow[ox * so[3]] = best;
+      if constexpr (kIdx) irow[ox * si[3]] = static_cast<int32_t>(at);
+    };
+    if (ys.lo >= ys.hi || vlo >= vhi) {
+      for (int64_t ox = 0; ox < p.ow; ++ox) scalar(ox);
+      continue;
+    }
+    for (int64_t ox = 0; ox < vlo; ++ox) scalar(ox);
+    if (nan) {
+      RowAllVectors<kS, kKw, true, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
+    } else {
+      RowAllVectors<kS, kKw, false, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
+    }
+    for (int64_t ox = vhi; ox < p.ow; ++ox) scalar(ox);
+  }
+}
+
+// ---- strided: anything else ----
+
+template <bool kIdx>
+void StridedT(const PoolPlan& p, int64_t begin, int64_t end) {
+  const int64_t* s = p.in_stride;
+  const int64_t* so = p.out_stride;
+  const int64_t* si = p.idx_stride;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t oy = u % p.oh, nc = u / p.oh, c = nc % p.c, n = nc / p.c;
+    const float* plane = p.in + n * s[0] + c * s[1];
+    float* orow = p.out + n * so[0] + c * so[1] + oy * so[2];
+    int32_t* irow = kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr;
+    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    for (int64_t ox = 0; ox < p.ow; ++ox) {
+      float best;
+      int64_t at;
+      ScalarWindow(plane, s[2], s[3], p.w, ys, Clip(ox, p.sw, p.pw, p.kw, p.w), best, at);
+      orow[ox * so[3]] = best;
+      if constexpr (kIdx) irow[ox * si[3]] = static_cast<int32_t>(at);
+    }
+  }
+}
+
+// ---- pixels: NHWC ----
+
+// kU vectors of channels c0, c0 + N, ... of one output pixel whose window (ys x xs) is not
+// empty. kFull: whole vectors; else kU is 1 and only the first n channels are loaded.
+template <int kU, bool kFull, bool kExact, bool kIdx>
+HWY_INLINE void PixelVectors(const PoolPlan& p, const float* image, Span ys, Span xs, int64_t c0,
+                             int64_t n, float* opix, int32_t* ipix) {
+  static_assert(kFull || kU == 1);
+  const D d;
+  const DI di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t sy = p.in_stride[2], sx = p.in_stride[3];
+  const M valid = hn::FirstN(d, static_cast<size_t>(n));
+  const auto load = [&](const float* at) {
+    return kFull ? hn::LoadU(d, at) : hn::MaskedLoad(valid, d, at);
+  };
+  V best[kU];
+  VI at[kU];
+  const float* first = image + ys.lo * sy + xs.lo * sx + c0;
+  for (int u = 0; u < kU; ++u) {
+    best[u] = load(first + u * lanes);
+    at[u] = hn::Set(di, static_cast<int32_t>(ys.lo * p.w + xs.lo));
+  }
+  for (int64_t y = ys.lo; y < ys.hi; ++y) {
+    for (int64_t x = y == ys.lo ? xs.lo + 1 : xs.lo; x < xs.hi; ++x) {
+      const float* src = image + y * sy + x * sx + c0;
+      const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + x));
+      for (int u = 0; u < kU; ++u) {
+        Step<kExact, kIdx>(load(src + u * lanes), pos, best[u], at[u]);
+      }
+    }
+  }
+  const int64_t so = p.out_stride[1], si = p.idx_stride[1];
+  for (int u = 0; u < kU; ++u) {
+    const int64_t c = c0 + u * lanes;
+    StoreLanes(d, best[u], opix + c * so, so, kFull ? lanes : n);
+    if constexpr (kIdx) StoreLanes(di, at[u], ipix + c * si, si, kFull ? lanes : n);
+  }
+}
+
+// Every channel of one output pixel whose window (ys x xs) is not empty.
+template <bool kExact, bool kIdx>
+HWY_INLINE void PixelAllVectors(const PoolPlan& p, const float* image, Span ys, Span xs,
+                                float* opix, int32_t* ipix) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  int64_t c0 = 0;
+  for (; c0 + kMaxGroup * lanes <= p.c; c0 += kMaxGroup * lanes) {
+    PixelVectors<kMaxGroup, true, kExact, kIdx>(p, image, ys, xs, c0, lanes, opix, ipix);
+  }
+  if (c0 + 2 * lanes <= p.c) {
+    PixelVectors<2, true, kExact, kIdx>(p, image, ys, xs, c0, lanes, opix, ipix);
+    c0 += 2 * lanes;
+  }
+  if (c0 + lanes <= p.c) {
+    PixelVectors<1, true, kExact, kIdx>(p, image, ys, xs, c0, lanes, opix, ipix);
+    c0 += lanes;
+  }
+  if (c0 < p.c) {
+    PixelVectors<1, false, kExact, kIdx>(p, image, ys, xs, c0, p.c - c0, opix, ipix);
+  }
+}
+
+// True when row y of an image (channel stride 1) may hold a NaN.
+HWY_INLINE bool ImageRowMayHaveNaN(const PoolPlan& p, const float* image, int64_t y) {
+  const float* row = image + y * p.in_stride[2];
+  if (p.in_stride[3] == p.c) return RunMayHaveNaN(row, p.w * p.c);  // pixels back to back
+  for (int64_t x = 0; x < p.w; ++x) {
+    if (RunMayHaveNaN(row + x * p.in_stride[3], p.c)) return true;
+  }
+  return false;
+}
+
+template <bool kIdx>
+void PixelsT(const PoolPlan& p, int64_t begin, int64_t end) {
+  const int64_t* so = p.out_stride;
+  const int64_t* si = p.idx_stride;
+  NanRows nan_rows;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t oy = u % p.oh, n = u / p.oh;
+    const float* image = p.in + n * p.in_stride[0];
+    float* orow = p.out + n * so[0] + oy * so[2];
+    int32_t* irow = kIdx ? p.idx + n * si[0] + oy * si[2] : nullptr;
+    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    const bool nan = ys.lo < ys.hi && nan_rows.Any(image, ys, [&](int64_t y) {
+      return ImageRowMayHaveNaN(p, image, y);
+    });
+    for (int64_t ox = 0; ox < p.ow; ++ox) {
+      const Span xs = Clip(ox, p.sw, p.pw, p.kw, p.w);
+      float* opix = orow + ox * so[3];
+      int32_t* ipix = kIdx ? irow + ox * si[3] : nullptr;
+      if (ys.lo >= ys.hi || xs.lo >= xs.hi) {  // no position in bounds: the reference's 0, -1
+        for (int64_t c = 0; c < p.c; ++c) {
+          opix[c * so[1]] = 0.0f;
+          if constexpr (kIdx) ipix[c * si[1]] = -1;
+        }
+      } else if (nan) {
+        PixelAllVectors<true, kIdx>(p, image, ys, xs, opix, ipix);
+      } else {
+        PixelAllVectors<false, kIdx>(p, image, ys, xs, opix, ipix);
+      }
+    }
+  }
+}
+
+// ---- entry points: pick the instantiation once per call ----
+
+// Kernel widths known at compile time let the compiler unroll the window; done for the
+// common shapes (3x3 stride 1 and 2, 2x2 stride 2), the others read p.kw.
+template <int kS, int kKw>
+void RowsFor(const PoolPlan& p, int64_t begin, int64_t end) {
+  return p.idx ? RowsT<kS, kKw, true>(p, begin, end) : RowsT<kS, kKw, false>(p, begin, end);
+}
+
+void Rows(const PoolPlan& p, int64_t begin, int64_t end) {
+  switch (p.sw) {
+    case 1:
+      return p.kw == 3 ? RowsFor<1, 3>(p, begin, end) : RowsFor<1, 0>(p, begin, end);
+    case 2:
+      if (p.kw == 2) return RowsFor<2, 2>(p, begin, end);
+      return p.kw == 3 ? RowsFor<2, 3>(p, begin, end) : RowsFor<2, 0>(p, begin, end);
+    case 3:
+      return RowsFor<3, 0>(p, begin, end);
+    case 4:
+      return RowsFor<4, 0>(p, begin, end);
+    default:
+      return p.idx ? StridedT<true>(p, begin, end) : StridedT<false>(p, begin, end);
+  }
+}
+
+void Pixels(const PoolPlan& p, int64_t begin, int64_t end) {
+  return p.idx ? PixelsT<true>(p, begin, end) : PixelsT<false>(p, begin, end);
+}
+
+void Strided(const PoolPlan& p, int64_t begin, int64_t end) {
+  return p.idx ? StridedT<true>(p, begin, end) : StridedT<false>(p, begin, end);
+}
+
+}  // namespace maxpool
+
+const internal::MaxPoolSimd* GetMaxPoolSimd() {
+  static const internal::MaxPoolSimd table = {&maxpool::Rows, &maxpool::Pixels, &maxpool::Strided};
+  return &table;
+}
+
+}  // namespace onemodel::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace onemodel::internal {
+ONEMODEL_SIMD_TABLE_LOOKUP(MaxPoolSimd, GetMaxPoolSimd)
+}  // namespace onemodel::internal
+#endif

@@ -1,0 +1,591 @@
+// MaxPool2d tests (spec 9).
+//
+// Edge cases (first NaN, later NaN, ties and signed zeros, windows next to padding, stride
+// greater than kernel, every pad below the kernel) are checked against an oracle that restates
+// the rule independently, for the reference and for every fast variant, NCHW and NHWC, with
+// and without indices. A differential test runs every fast variant this CPU supports (each
+// SIMD target forced, with a 1- and a 2-thread pool) against the reference on random shapes,
+// parameters and layouts; outputs and indices are views inside bigger buffers pre-filled with
+// a sentinel that must survive outside the view.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/kernels/fast_kernels.h"
+#include "core/kernels/reference_kernels.h"
+#include "core/memory/buffer_pool.h"
+#include "tests/core/kernels/kernel_test_util.h"
+
+namespace onemodel {
+namespace {
+
+using kernel_test::FastVariants;
+using kernel_test::kSentinelBits;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+uint32_t Bits(float v) { return std::bit_cast<uint32_t>(v); }
+uint32_t Bits(int32_t v) { return static_cast<uint32_t>(v); }
+
+// A quiet NaN with the given payload (distinct payloads tell NaNs apart).
+float QuietNaN(uint32_t payload, bool negative = false) {
+  return std::bit_cast<float>((negative ? 0xFFC00000u : 0x7FC00000u) | (payload & 0x3FFFFFu));
+}
+
+// Calls f(n, c, y, x, offset) for every element of a rank-4 tensor (offset into its storage).
+template <typename F>
+void ForEachElement(const Tensor& t, F&& f) {
+  const Shape& s = t.shape();
+  const Strides& st = t.strides();
+  for (int64_t n = 0; n < s[0]; ++n) {
+    for (int64_t c = 0; c < s[1]; ++c) {
+      for (int64_t y = 0; y < s[2]; ++y) {
+        for (int64_t x = 0; x < s[3]; ++x) {
+          f(n, c, y, x, t.offset() + n * st[0] + c * st[1] + y * st[2] + x * st[3]);
+        }
+      }
+    }
+  }
+}
+
+// Writes gen(n, c, y, x) to every element of `t` (through any strides).
+template <typename Gen>
+void FillWith(Tensor& t, Gen&& gen) {
+  std::span<float> data = t.MutableStorage<float>();
+  ForEachElement(t, [&](int64_t n, int64_t c, int64_t y, int64_t x, int64_t at) {
+    data[static_cast<size_t>(at)] = gen(n, c, y, x);
+  });
+}
+
+// ---- placement inside sentinel memory ----
+
+struct Placed {
+  Tensor view;   // what the kernel sees
+  Tensor whole;  // the 1-D buffer around it, kSentinelBits outside the view
+};
+
+// A rank-4 tensor of logical `shape` inside a larger buffer of sentinels. Logical dimension
+// `inner` (0-3) is stored innermost with stride 1; the others in random order, with random
+// gaps (steps of 2, padding), some reversed. inner = -1: every dimension may be anywhere,
+// reversed or stepped.
+Placed Place(const Shape& shape, DType dtype, int inner, std::mt19937& rng, Allocator& alloc) {
+  std::vector<int> order = {0, 1, 2, 3};  // physical order of the logical dimensions
+  std::shuffle(order.begin(), order.end(), rng);
+  if (inner >= 0) {
+    order.erase(std::find(order.begin(), order.end(), inner));
+    order.push_back(inner);
+  }
+  std::vector<int64_t> extent(4), step(4);
+  std::vector<bool> reversed(4);
+  int64_t total = 1;
+  for (size_t k = 0; k < 4; ++k) {
+    const int d = order[k];
+    const bool unit = d == inner;
+    step[k] = unit ? 1 : 1 + static_cast<int64_t>(rng() % 2);
+    reversed[k] = !unit && rng() % 3 == 0;
+    extent[k] = shape[d] * step[k] + static_cast<int64_t>(rng() % 2);
+    total *= extent[k];
+  }
+  const int64_t margin = 1 + static_cast<int64_t>(rng() % 20);
+  Placed p;
+  p.whole = Tensor::Empty(Shape{total + 2 * margin}, dtype, alloc);
+  if (dtype == DType::kFloat) {
+    p.whole.Fill(std::bit_cast<float>(kSentinelBits));
+  } else {
+    p.whole.Fill(static_cast<int32_t>(kSentinelBits));
+  }
+  Tensor v = p.whole.Slice(0, margin, margin + total).TryReshape(extent).value();
+  for (size_t k = 0; k < 4; ++k) {
+    const int i = static_cast<int>(k);
+    const int64_t used = shape[order[k]] * step[k];
+    v = reversed[k] ? v.Slice(i, used - 1, -extent[k] - 1, -step[k]) : v.Slice(i, 0, used, step[k]);
+  }
+  std::vector<int> perm(4);
+  for (size_t k = 0; k < 4; ++k) perm[static_cast<size_t>(order[k])] = static_cast<int>(k);
+  p.view = v.Permute(perm);
+  return p;
+}
+
+// Elements of p.whole outside p.view that lost the sentinel.
+int64_t SentinelDamage(const Placed& p) {
+  std::vector<char> inside(static_cast<size_t>(p.whole.ElementCount()), 0);
+  ForEachElement(p.view, [&](int64_t, int64_t, int64_t, int64_t, int64_t at) {
+    inside[static_cast<size_t>(at)] = 1;
+  });
+  int64_t damaged = 0;
+  const auto check = [&](auto data) {
+    for (size_t i = 0; i < data.size(); ++i)
+      damaged += !inside[i] && Bits(data[i]) != kSentinelBits;
+  };
+  if (p.whole.dtype() == DType::kFloat) {
+    check(p.whole.Data<float>());
+  } else {
+    check(p.whole.Data<int32_t>());
+  }
+  return damaged;
+}
+
+Shape OutputShape(const Shape& in, const MaxPool2dParams& p) {
+  return Shape{in[0], in[1], PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h),
+               PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w)};
+}
+
+std::string Describe(const MaxPool2dParams& p) {
+  return "kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) + " stride " +
+         std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + " pad " +
+         std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w);
+}
+
+// ---- the oracle: spec 9 restated ----
+
+struct Pick {
+  float value;
+  int32_t index;
+};
+
+// The in-bounds positions of window (oy, ox) in scan order; the first NaN among them if any,
+// else the first one equal to their maximum.
+Pick Oracle(const Tensor& x, int64_t n, int64_t c, int64_t oy, int64_t ox,
+            const MaxPool2dParams& p) {
+  const int64_t h = x.shape()[2], w = x.shape()[3];
+  std::vector<Pick> seen;
+  for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
+    for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
+      const int64_t y = oy * p.stride_h - p.pad_h + ky, xx = ox * p.stride_w - p.pad_w + kx;
+      if (y >= 0 && y < h && xx >= 0 && xx < w) {
+        seen.push_back({x.At<float>({n, c, y, xx}), static_cast<int32_t>(y * w + xx)});
+      }
+    }
+  }
+  if (seen.empty()) return {0.0f, -1};
+  for (const Pick& s : seen) {
+    if (std::isnan(s.value)) return s;
+  }
+  float top = -kInf;
+  for (const Pick& s : seen) top = std::max(top, s.value);
+  for (const Pick& s : seen) {
+    if (s.value == top) return s;
+  }
+  return seen.front();
+}
+
+class MaxPool2dTest : public ::testing::Test {
+ protected:
+  struct Variant {
+    std::string label;  // "fast-avx2, 2 threads"
+    const TensorKernels* kernels;
+  };
+
+  // The reference and every fast variant with a 1-thread pool, and with a 2-thread pool if
+  // asked (inputs too small to split run the same code either way).
+  std::vector<Variant> AllVariants(bool with_two_threads = true) const {
+    std::vector<Variant> all = {{"reference", &reference_}};
+    for (const FastKernels& k : fast1_) all.push_back({std::string(k.name()) + ", 1 thread", &k});
+    if (!with_two_threads) return all;
+    for (const FastKernels& k : fast2_) all.push_back({std::string(k.name()) + ", 2 threads", &k});
+    return all;
+  }
+
+  // Pools `nchw` (contiguous NCHW) with every variant, in NCHW and in NHWC, with and without
+  // indices, for each of `params`; every output and index must equal the oracle's.
+  void ExpectOracle(const Tensor& nchw, const std::vector<MaxPool2dParams>& params) {
+    const Tensor nhwc = nchw.ToLayout(Layout::kNhwc, pool_);
+    ASSERT_TRUE(nchw.shape()[1] == 1 || nhwc.strides()[1] == 1);
+    for (const MaxPool2dParams& p : params) {
+      const Shape out_shape = OutputShape(nchw.shape(), p);
+      if (out_shape.IsEmpty()) continue;
+      std::vector<Pick> expected;
+      for (int64_t n = 0; n < out_shape[0]; ++n) {
+        for (int64_t c = 0; c < out_shape[1]; ++c) {
+          for (int64_t oy = 0; oy < out_shape[2]; ++oy) {
+            for (int64_t ox = 0; ox < out_shape[3]; ++ox) {
+              expected.push_back(Oracle(nchw, n, c, oy, ox, p));
+            }
+          }
+        }
+      }
+      for (const Variant& v : AllVariants(/*with_two_threads=*/false)) {
+        for (const Tensor* x : {&nchw, &nhwc}) {
+          for (bool with_indices : {false, true}) {
+            Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+            Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+            v.kernels->MaxPool2d(*x, p, out, with_indices ? &idx : nullptr);
+            const auto o = out.Data<float>();
+            const auto ix = idx.Data<int32_t>();
+            for (size_t i = 0; i < expected.size(); ++i) {
+              ASSERT_EQ(Bits(o[i]), Bits(expected[i].value))
+                  << v.label << " " << LayoutName(x->layout()) << " " << Describe(p) << " input "
+                  << nchw.shape().ToString() << " output #" << i << ": got " << o[i] << ", oracle "
+                  << expected[i].value;
+              if (with_indices) {
+                ASSERT_EQ(ix[i], expected[i].index)
+                    << v.label << " " << LayoutName(x->layout()) << " " << Describe(p) << " input "
+                    << nchw.shape().ToString() << " index #" << i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  BufferPool pool_;
+  ThreadPool one_{1};
+  ThreadPool two_{2};
+  ReferenceKernels reference_;
+  std::vector<FastKernels> fast1_ = FastVariants(one_);
+  std::vector<FastKernels> fast2_ = FastVariants(two_);
+};
+
+// Square kernels 1-4, strides 1-3, every pad 0 .. kernel-1, and some rectangular ones.
+std::vector<MaxPool2dParams> SmallParams() {
+  std::vector<MaxPool2dParams> all;
+  for (int32_t k = 1; k <= 4; ++k) {
+    for (int32_t s = 1; s <= 3; ++s) {
+      for (int32_t pad = 0; pad < k; ++pad) all.push_back({k, k, s, s, pad, pad});
+    }
+  }
+  all.push_back({1, 3, 1, 2, 0, 2});
+  all.push_back({3, 2, 2, 1, 1, 0});
+  all.push_back({2, 4, 3, 1, 1, 3});
+  return all;
+}
+
+// Wide enough for every vector width and stride to have whole vectors, odd to leave tails;
+// more channels than an AVX-512 vector, not a multiple of it.
+const Shape kEdgeShape{1, 19, 5, 67};
+
+TEST_F(MaxPool2dTest, TheFirstNaNInScanOrderIsReported) {
+  Tensor x = Tensor::Empty(kEdgeShape, DType::kFloat, pool_);
+  std::mt19937 rng(11);
+  uint32_t payload = 1;
+  FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) {  // half NaNs, each payload distinct
+    return rng() % 2 ? QuietNaN(payload++, rng() % 2) : static_cast<float>(int(rng() % 7) - 3);
+  });
+  x.Set<float>({0, 0, 0, 0}, QuietNaN(111));
+  x.Set<float>({0, 0, 0, 1}, QuietNaN(222));
+  x.Set<float>({0, 0, 1, 0}, QuietNaN(333));
+  const MaxPool2dParams k2{2, 2, 1, 1, 0, 0};
+  const Pick first = Oracle(x, 0, 0, 0, 0, k2);
+  EXPECT_EQ(Bits(first.value), Bits(QuietNaN(111)));
+  EXPECT_EQ(first.index, 0);
+  ExpectOracle(x, SmallParams());
+}
+
+TEST_F(MaxPool2dTest, ANaNAfterTheMaximumStillWins) {
+  Tensor x = Tensor::Empty(kEdgeShape, DType::kFloat, pool_);
+  std::mt19937 rng(12);
+  uint32_t payload = 1;
+  FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) {  // rare NaNs after frequent +inf
+    const uint32_t r = rng() % 20;
+    return r == 0 ? QuietNaN(payload++, rng() % 2)
+                  : (r < 5 ? kInf : static_cast<float>(int(rng() % 7) - 3));
+  });
+  for (int64_t y = 0; y < 3; ++y) {
+    for (int64_t xx = 0; xx < 3; ++xx) x.Set<float>({0, 0, y, xx}, 1.0f);
+  }
+  x.Set<float>({0, 0, 0, 0}, kInf);
+  x.Set<float>({0, 0, 1, 1}, QuietNaN(444));
+  x.Set<float>({0, 0, 2, 0}, QuietNaN(555));
+  const Pick pick = Oracle(x, 0, 0, 0, 0, {3, 3, 1, 1, 0, 0});
+  EXPECT_EQ(Bits(pick.value), Bits(QuietNaN(444)));
+  EXPECT_EQ(pick.index, 1 * 67 + 1);
+  ExpectOracle(x, SmallParams());
+}
+
+TEST_F(MaxPool2dTest, TiesAndSignedZerosGoToTheFirstPosition) {
+  Tensor x = Tensor::Empty(kEdgeShape, DType::kFloat, pool_);
+  std::mt19937 rng(13);
+  const float choices[] = {-0.0f, 0.0f, -1.0f, 1.0f, 1.0f, 2.0f};
+  FillWith(x,
+           [&](int64_t, int64_t, int64_t, int64_t) { return choices[rng() % std::size(choices)]; });
+  x.Set<float>({0, 0, 0, 0}, -0.0f);
+  x.Set<float>({0, 0, 0, 1}, 0.0f);
+  x.Set<float>({0, 0, 1, 0}, 0.0f);
+  x.Set<float>({0, 0, 1, 1}, -1.0f);
+  const Pick zero = Oracle(x, 0, 0, 0, 0, {2, 2, 2, 2, 0, 0});
+  EXPECT_EQ(Bits(zero.value), Bits(-0.0f));
+  EXPECT_EQ(zero.index, 0);
+  ExpectOracle(x, SmallParams());
+}
+
+TEST_F(MaxPool2dTest, PaddingNeverWinsEvenInWindowsThatAreMostlyPadding) {
+  std::mt19937 rng(14);
+  for (const Shape& shape : {Shape{1, 19, 1, 1}, Shape{2, 3, 1, 2}, Shape{1, 17, 2, 1},
+                             Shape{1, 5, 3, 3}, Shape{1, 2, 4, 67}, Shape{1, 18, 2, 3}}) {
+    Tensor x = Tensor::Empty(shape, DType::kFloat, pool_);
+    FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) {  // all negative: a padded 0 would win
+      return -1.0f - static_cast<float>(rng() % 100);
+    });
+    std::vector<MaxPool2dParams> params;
+    for (int32_t k = 1; k <= 4; ++k) {
+      for (int32_t s = 1; s <= 3; ++s) params.push_back({k, k, s, s, k - 1, k - 1});
+    }
+    ExpectOracle(x, params);
+    for (const MaxPool2dParams& p : params) {
+      const Shape out_shape = OutputShape(shape, p);
+      if (out_shape.IsEmpty()) continue;
+      for (const FastKernels& fast : fast2_) {
+        Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+        Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+        fast.MaxPool2d(x, p, out, &idx);
+        for (float v : out.Data<float>()) ASSERT_LT(v, 0.0f) << fast.name() << " " << Describe(p);
+        for (int32_t i : idx.Data<int32_t>()) ASSERT_GE(i, 0) << fast.name() << " " << Describe(p);
+      }
+    }
+  }
+}
+
+TEST_F(MaxPool2dTest, StrideAboveKernelSkipsUncoveredElements) {
+  std::vector<MaxPool2dParams> params;
+  for (int32_t k = 1; k <= 3; ++k) {
+    for (int32_t s = k + 1; s <= 6; ++s) {
+      for (int32_t pad = 0; pad < k; ++pad) params.push_back({k, k, s, s, pad, pad});
+    }
+  }
+  for (const MaxPool2dParams& p : params) {
+    // Elements no window covers hold NaN, which would win anywhere it was read.
+    Tensor x = Tensor::Empty(kEdgeShape, DType::kFloat, pool_);
+    std::mt19937 rng(15);
+    const auto covered = [&](int64_t i, int64_t stride) {
+      const int64_t r = (i + p.pad_h) % stride;
+      return r < p.kernel_h;
+    };
+    FillWith(x, [&](int64_t, int64_t, int64_t y, int64_t xx) {
+      return covered(y, p.stride_h) && covered(xx, p.stride_w)
+                 ? static_cast<float>(int(rng() % 9) - 4)
+                 : QuietNaN(7);
+    });
+    ExpectOracle(x, {p});
+    for (const FastKernels& fast : fast1_) {
+      Tensor out = Tensor::Empty(OutputShape(kEdgeShape, p), DType::kFloat, pool_);
+      fast.MaxPool2d(x, p, out, nullptr);
+      for (float v : out.Data<float>()) ASSERT_FALSE(std::isnan(v)) << fast.name() << Describe(p);
+    }
+  }
+}
+
+TEST_F(MaxPool2dTest, EveryPadFromZeroToKernelMinusOne) {
+  std::mt19937 rng(16);
+  Tensor x = Tensor::Empty(Shape{1, 17, 7, 41}, DType::kFloat, pool_);
+  FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) {
+    return rng() % 50 == 0 ? QuietNaN(static_cast<uint32_t>(rng()))
+                           : static_cast<float>(rng() % 16);
+  });
+  std::vector<MaxPool2dParams> params;
+  for (int32_t kh = 1; kh <= 4; ++kh) {
+    for (int32_t kw = 1; kw <= 4; ++kw) {
+      for (int32_t ph = 0; ph < kh; ++ph) {
+        for (int32_t pw = 0; pw < kw; ++pw) {
+          params.push_back({kh, kw, 1 + (kh + pw) % 3, 1 + (kw + ph) % 3, ph, pw});
+        }
+      }
+    }
+  }
+  ExpectOracle(x, params);
+}
+
+// ---- the differential test ----
+
+struct Case {
+  Shape in;
+  MaxPool2dParams p;
+  Shape out;
+};
+
+Case RandomCase(std::mt19937& rng) {
+  for (;;) {
+    Case k;
+    const auto kernel = [&] { return static_cast<int32_t>(1 + rng() % 4); };
+    const auto stride = [&] {
+      return static_cast<int32_t>(rng() % 12 == 0 ? 4 + rng() % 2 : 1 + rng() % 3);
+    };
+    k.p.kernel_h = kernel();
+    k.p.kernel_w = kernel();
+    k.p.stride_h = stride();
+    k.p.stride_w = stride();
+    k.p.pad_h = static_cast<int32_t>(rng() % static_cast<uint32_t>(k.p.kernel_h));
+    k.p.pad_w = static_cast<int32_t>(rng() % static_cast<uint32_t>(k.p.kernel_w));
+    const int64_t n = 1 + rng() % 2;
+    const int64_t c = 1 + rng() % (rng() % 3 == 0 ? 40 : 6);
+    const int64_t h = 1 + rng() % 9;
+    const int64_t w = rng() % 3 == 0 ? 40 + rng() % 60 : 1 + rng() % 12;
+    k.in = Shape{n, c, h, w};
+    k.out = OutputShape(k.in, k.p);
+    if (!k.out.IsEmpty()) return k;
+  }
+}
+
+// Values for one case: ordinary, heavy on ties and signed zeros, with NaNs (quiet and
+// signalling, any sign and payload) and infinities, or ordinary with a rare NaN (so some rows
+// hold a NaN and others do not).
+constexpr int kFlavours = 4;
+float RandomValue(std::mt19937& rng, int flavour) {
+  switch (flavour) {
+    case 0:
+      return std::uniform_real_distribution<float>(-100, 100)(rng);
+    case 3:
+      return rng() % 300 == 0 ? QuietNaN(static_cast<uint32_t>(rng()))
+                              : std::uniform_real_distribution<float>(-100, 100)(rng);
+    case 1:
+      return static_cast<float>(int(rng() % 5) - 2) * (rng() % 2 ? 1.0f : -1.0f);  // ties, ±0
+    default:
+      switch (rng() % 8) {
+        case 0:
+          return QuietNaN(static_cast<uint32_t>(rng()), rng() % 2);
+        case 1:  // signalling NaN: quiet bit clear, payload not zero
+          return std::bit_cast<float>(0x7F800001u | (static_cast<uint32_t>(rng()) & 0x803FFFFEu));
+        case 2:
+          return rng() % 2 ? kInf : -kInf;
+        default:
+          return static_cast<float>(int(rng() % 7) - 3);
+      }
+  }
+}
+
+// Input layouts: NCHW-like (x stride 1), NHWC-like (channel stride 1), anything.
+constexpr int kLayoutInner[] = {3, 1, -1};
+
+TEST_F(MaxPool2dTest, EveryFastVariantMatchesTheReferenceOnRandomShapesAndLayouts) {
+  constexpr int kCasesPerVariant = 300;
+  std::mt19937 rng(17);
+  int checked = 0;
+  for (ThreadPool* threads : {&one_, &two_}) {
+    for (const FastKernels& fast : FastVariants(*threads)) {
+      for (int i = 0; i < kCasesPerVariant; ++i) {
+        const Case k = RandomCase(rng);
+        const int layout = static_cast<int>(rng() % 4);
+        Placed x = layout < 3 ? Place(k.in, DType::kFloat, kLayoutInner[layout], rng, pool_)
+                              : [&] {  // may broadcast: stride 0
+                                  kernel_test::Placed b =
+                                      kernel_test::RandomLayout(k.in, rng, pool_, true);
+                                  return Placed{b.view, b.whole};
+                                }();
+        const int flavour = static_cast<int>(rng() % kFlavours);
+        FillWith(x.view,
+                 [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, flavour); });
+        const bool with_indices = rng() % 2;
+        Placed out = Place(k.out, DType::kFloat, kLayoutInner[rng() % 3], rng, pool_);
+        Placed idx = Place(k.out, DType::kInt32, kLayoutInner[rng() % 3], rng, pool_);
+        Tensor ref_out = Tensor::Empty(k.out, DType::kFloat, pool_);
+        Tensor ref_idx = Tensor::Empty(k.out, DType::kInt32, pool_);
+        reference_.MaxPool2d(x.view, k.p, ref_out, with_indices ? &ref_idx : nullptr);
+        fast.MaxPool2d(x.view, k.p, out.view, with_indices ? &idx.view : nullptr);
+
+        const std::string what = std::string(fast.name()) + " (" +
+                                 std::to_string(threads->threads()) + " threads) " + Describe(k.p) +
+                                 " input " + x.view.Describe() + " output " + out.view.Describe() +
+                                 (with_indices ? " indices " + idx.view.Describe() : "");
+        ASSERT_EQ(SentinelDamage(out), 0) << what;
+        ASSERT_EQ(SentinelDamage(idx), 0) << what;
+        const auto o = out.view.Storage<float>();
+        const auto ix = idx.view.Storage<int32_t>();
+        const auto ro = ref_out.Data<float>();
+        const auto ri = ref_idx.Data<int32_t>();
+        size_t i_ref = 0;
+        ForEachElement(out.view, [&](int64_t n, int64_t c, int64_t y, int64_t xx, int64_t at) {
+          ASSERT_EQ(Bits(o[static_cast<size_t>(at)]), Bits(ro[i_ref]))
+              << what << " at " << n << "," << c << "," << y << "," << xx;
+          ++i_ref;
+        });
+        if (with_indices) {
+          i_ref = 0;
+          ForEachElement(idx.view, [&](int64_t n, int64_t c, int64_t y, int64_t xx, int64_t at) {
+            ASSERT_EQ(ix[static_cast<size_t>(at)], ri[i_ref])
+                << what << " index at " << n << "," << c << "," << y << "," << xx;
+            ++i_ref;
+          });
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 2 * kCasesPerVariant);
+}
+
+TEST_F(MaxPool2dTest, LargeInputsSplitOverThreadsGiveIdenticalResults) {
+  std::mt19937 rng(18);
+  const Shape shape{2, 16, 45, 53};
+  Tensor nchw = Tensor::Empty(shape, DType::kFloat, pool_);
+  FillWith(nchw, [&](int64_t, int64_t c, int64_t, int64_t) {  // one flavour per channel
+    return RandomValue(rng, static_cast<int>(c % kFlavours));
+  });
+  const Tensor nhwc = nchw.ToLayout(Layout::kNhwc, pool_);
+  Tensor swapped = Tensor::Empty(Shape{2, 16, 53, 45}, DType::kFloat, pool_);
+  Tensor strided = swapped.Transpose(2, 3);  // logical (2, 16, 45, 53), x stride 45
+  strided.CopyFrom(nchw);
+  ASSERT_EQ(strided.layout(), Layout::kStrided);
+  // Each visits 150 000 to 1.4 million window positions: enough to be split over two threads.
+  const MaxPool2dParams params[] = {
+      {3, 3, 2, 2, 1, 1}, {2, 3, 1, 2, 0, 1}, {3, 3, 1, 1, 1, 1}, {4, 4, 3, 3, 2, 2}};
+  for (const MaxPool2dParams& p : params) {
+    const Shape out_shape = OutputShape(shape, p);
+    Tensor ref_out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+    Tensor ref_idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+    reference_.MaxPool2d(nchw, p, ref_out, &ref_idx);
+    const auto ro = ref_out.Data<float>();
+    const auto ri = ref_idx.Data<int32_t>();
+    for (const std::vector<FastKernels>* variants : {&fast1_, &fast2_}) {
+      for (const FastKernels& fast : *variants) {
+        for (const Tensor* x : {&std::as_const(nchw), &nhwc, &std::as_const(strided)}) {
+          for (bool with_indices : {false, true}) {
+            Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+            Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+            fast.MaxPool2d(*x, p, out, with_indices ? &idx : nullptr);
+            const auto o = out.Data<float>();
+            const auto ix = idx.Data<int32_t>();
+            const std::string what = std::string(fast.name()) + " " +
+                                     std::to_string(variants == &fast1_ ? 1 : 2) + " threads " +
+                                     std::string(LayoutName(x->layout())) + " " + Describe(p);
+            for (size_t i = 0; i < ro.size(); ++i) {
+              ASSERT_EQ(Bits(o[i]), Bits(ro[i])) << what << " output #" << i;
+              if (with_indices) {
+                ASSERT_EQ(ix[i], ri[i]) << what << " index #" << i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(MaxPool2dTest, EachCallBumpsOutputAndIndexVersionsOnce) {
+  Tensor x = Tensor::Empty(Shape{1, 3, 9, 40}, DType::kFloat, pool_, /*zero=*/true);
+  const MaxPool2dParams p{3, 3, 2, 2, 1, 1};
+  for (const Variant& v : AllVariants()) {
+    Tensor out = Tensor::Empty(OutputShape(x.shape(), p), DType::kFloat, pool_);
+    Tensor idx = Tensor::Empty(OutputShape(x.shape(), p), DType::kInt32, pool_);
+    const uint64_t out_version = out.version(), idx_version = idx.version();
+    v.kernels->MaxPool2d(x, p, out, &idx);
+    EXPECT_EQ(out.version(), out_version + 1) << v.label;
+    EXPECT_EQ(idx.version(), idx_version + 1) << v.label;
+    v.kernels->MaxPool2d(x, p, out, nullptr);
+    EXPECT_EQ(out.version(), out_version + 2) << v.label;
+    EXPECT_EQ(idx.version(), idx_version + 1) << v.label;
+  }
+}
+
+TEST_F(MaxPool2dTest, AnEmptyBatchWritesNothing) {
+  Tensor x = Tensor::Empty(Shape{0, 3, 8, 8}, DType::kFloat, pool_);
+  const MaxPool2dParams p{2, 2, 2, 2, 0, 0};
+  for (const Variant& v : AllVariants()) {
+    Tensor out = Tensor::Empty(Shape{0, 3, 4, 4}, DType::kFloat, pool_);
+    Tensor idx = Tensor::Empty(Shape{0, 3, 4, 4}, DType::kInt32, pool_);
+    v.kernels->MaxPool2d(x, p, out, &idx);
+    EXPECT_EQ(out.ElementCount(), 0) << v.label;
+  }
+}
+
+}  // namespace
+}  // namespace onemodel
