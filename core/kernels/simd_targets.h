@@ -1,8 +1,9 @@
 // The SIMD targets the fast kernels are compiled for, and which one this CPU runs.
 //
 // core/CMakeLists.txt disables Highway's SSSE3 and SSE4 targets, so every kernel exists in
-// three variants: AVX-512 ("avx3"), AVX2 + FMA ("avx2") and a portable fallback ("scalar",
-// Highway's EMU128). Tests force each one; KernelSet picks the best the CPU supports.
+// three variants: AVX-512 ("avx3"), AVX2 + FMA ("avx2") and a portable fallback ("scalar":
+// Highway's EMU128, or its SCALAR target where the compiler cannot build EMU128, as GCC 12
+// here). Tests force each one; KernelSet picks the best the CPU supports.
 #pragma once
 
 #include <string_view>
