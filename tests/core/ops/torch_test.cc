@@ -2,6 +2,7 @@
 // /usr/bin/python3 and tests/core/ops/torch_reference.py on identical inputs), and a two-layer
 // MLP trained for 100 steps whose loss curve must match PyTorch's to 1e-4 relative.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -60,8 +61,11 @@ std::vector<float> ValuesOf(const Tensor& t) {
 
 // Runs the reference script; returns its output lines split into tokens.
 std::vector<std::vector<std::string>> RunTorch(const std::string& input) {
-  const std::string dir = ::testing::TempDir();
-  const std::string in_path = dir + "/torch_cases.txt", out_path = dir + "/torch_results.txt";
+  // Per test and process: CTest runs the tests of this file in parallel.
+  const std::string stem = ::testing::TempDir() + "/torch_" +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid());
+  const std::string in_path = stem + "_cases.txt", out_path = stem + "_results.txt";
   std::ofstream(in_path) << input;
   const std::string cmd = "/usr/bin/python3 " ONEMODEL_TORCH_SCRIPT " " + in_path + " " + out_path;
   const int rc = std::system(cmd.c_str());
