@@ -2,9 +2,14 @@
 // Run with scripts/start (until the onemodeld server exists).
 #include <cstdio>
 
+#include "core/autograd/engine.h"
 #include "core/convert/half.h"
+#include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/linear.h"
+#include "core/ops/reduce.h"
 #include "core/tensor/tensor.h"
 
 using namespace onemodel;
@@ -46,6 +51,17 @@ int main() {
   // Spec 10's conversions: 65519.99 rounds to the largest half, 65520 overflows to infinity.
   std::printf("float->half  65519.99 -> 0x%04x, 65520 -> 0x%04x, 1/3 -> bf16 0x%04x\n",
               FloatToHalfBits(65519.99f), FloatToHalfBits(65520.0f), FloatToBFloat16Bits(1.0f / 3));
+
+  // Eager operations with autograd on the fast kernels: loss = mean(relu(x @ w)), d loss / d w.
+  const OpContext ctx{arena, KernelSet::Default()};
+  Tensor w = Tensor::Empty(Shape{3, 2}, DType::kFloat, pool);
+  w.Fill(0.5f);
+  w = w.WithRequiresGrad();
+  const Tensor loss = ops::Mean(ops::Relu(ops::MatMul(x, w, ctx), ctx), {}, false, ctx);
+  const std::vector<Tensor> grads = Backward(loss, nullptr, std::vector<Tensor>{w}, ctx);
+  std::printf("kernels      %s: loss %g, dloss/dw[0][0] %g\n",
+              std::string(KernelSet::Default().name()).c_str(), loss.At<float>({}),
+              grads[0].At<float>({0, 0}));
 
   // Lifetimes: resetting the arena makes its tensors stale; disposing x makes t stale.
   arena.Reset();
