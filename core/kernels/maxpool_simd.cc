@@ -279,6 +279,25 @@ HWY_INLINE void RowAllVectors(const PoolPlan& p, const float* plane, Span ys, in
   }
 }
 
+// Output row u of the N*C*OH rows: its input plane, output and index rows, and the input rows
+// its windows cover.
+struct OutputRow {
+  const float* plane;
+  float* out;
+  int32_t* idx;
+  Span ys;
+};
+template <bool kIdx>
+HWY_INLINE OutputRow RowOf(const PoolPlan& p, int64_t u) {
+  const int64_t oy = u % p.oh, nc = u / p.oh, c = nc % p.c, n = nc / p.c;
+  const int64_t* s = p.in_stride;
+  const int64_t* so = p.out_stride;
+  const int64_t* si = p.idx_stride;
+  return {p.in + n * s[0] + c * s[1], p.out + n * so[0] + c * so[1] + oy * so[2],
+          kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr,
+          Clip(oy, p.sh, p.ph, p.kh, p.h)};
+}
+
 template <int kS, int kKw, bool kIdx>
 void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   const D d;
@@ -300,11 +319,7 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   NanRows nan_rows;
 
   for (int64_t u = begin; u < end; ++u) {
-    const int64_t oy = u % p.oh, nc = u / p.oh, c = nc % p.c, n = nc / p.c;
-    const float* plane = p.in + n * s[0] + c * s[1];
-    float* orow = p.out + n * so[0] + c * so[1] + oy * so[2];
-    int32_t* irow = kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr;
-    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    const auto [plane, orow, irow, ys] = RowOf<kIdx>(p, u);
     const bool nan = ys.lo < ys.hi && nan_rows.Any(plane, ys, [&](int64_t y) {
       return RunMayHaveNaN(plane + y * s[2], p.w);
     });
@@ -342,11 +357,7 @@ void StridedT(const PoolPlan& p, int64_t begin, int64_t end) {
   const int64_t* so = p.out_stride;
   const int64_t* si = p.idx_stride;
   for (int64_t u = begin; u < end; ++u) {
-    const int64_t oy = u % p.oh, nc = u / p.oh, c = nc % p.c, n = nc / p.c;
-    const float* plane = p.in + n * s[0] + c * s[1];
-    float* orow = p.out + n * so[0] + c * so[1] + oy * so[2];
-    int32_t* irow = kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr;
-    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    const auto [plane, orow, irow, ys] = RowOf<kIdx>(p, u);
     for (int64_t ox = 0; ox < p.ow; ++ox) {
       float best;
       int64_t at;
