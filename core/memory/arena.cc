@@ -31,7 +31,7 @@ Arena::~Arena() {
 
 Buffer* Arena::AllocateSlow(int64_t length, bool zero) {
   internal::CheckBufferLength(length);
-  const int64_t need = (length + kCanaryBytes + kBufferAlignment - 1) & ~(kBufferAlignment - 1);
+  const int64_t need = SliceBytes(length);
   if (spare_.empty()) {
     spare_.push_back(pool_.AcquireHeader());
     ++growth_events_;
@@ -88,7 +88,7 @@ void Arena::Reset() {
   for (Buffer* b : live_) {
     if constexpr (kChecked) {
       if (b->owner_ == this && !internal::CanaryIntact(*b)) ++overruns;
-      std::memset(b->data_, 0xFF, static_cast<size_t>(b->capacity_));
+      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity_));
     }
     b->AdvanceGeneration();
     b->owner_ = nullptr;

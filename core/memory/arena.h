@@ -28,8 +28,8 @@ struct ArenaStats {
   int64_t used_bytes = 0;       // bytes handed out since the last reset (64-byte rounded)
   int64_t peak_used_bytes = 0;  // highest used_bytes of any run
   int64_t resets = 0;
-  int64_t allocations = 0;      // Allocate() calls over the arena's life
-  int64_t growth_events = 0;    // times the arena itself had to get memory (0 once warm)
+  int64_t allocations = 0;    // Allocate() calls over the arena's life
+  int64_t growth_events = 0;  // times the arena itself had to get memory (0 once warm)
 };
 
 class Arena final : public Allocator, public BufferOwner {
@@ -44,7 +44,7 @@ class Arena final : public Allocator, public BufferOwner {
 
   // A 64-byte-aligned slice of `length` bytes, zero-filled if asked (see Allocator).
   Buffer* Allocate(int64_t length, bool zero = false) override {
-    const int64_t need = (length + kCanaryBytes + kBufferAlignment - 1) & ~(kBufferAlignment - 1);
+    const int64_t need = SliceBytes(length);
     if (length < 0 || limit_ - cursor_ < need || spare_.empty() ||
         live_.size() == live_.capacity()) {
       return AllocateSlow(length, zero);
@@ -67,6 +67,10 @@ class Arena final : public Allocator, public BufferOwner {
   int64_t chunk_bytes() const { return chunk_bytes_; }
 
  private:
+  // Bytes a slice of `length` takes: the canary included, rounded to the alignment.
+  static int64_t SliceBytes(int64_t length) {
+    return (length + kCanaryBytes + kBufferAlignment - 1) & ~(kBufferAlignment - 1);
+  }
   Buffer* AllocateSlow(int64_t length, bool zero);
   // Gives header `b` the next `need` bytes at the cursor.
   void Hand(Buffer* b, int64_t length, int64_t need, bool zero) {
@@ -78,11 +82,7 @@ class Arena final : public Allocator, public BufferOwner {
     cursor_ += need;
     used_bytes_ += need;
     ++allocations_;
-    if (zero) std::memset(b->data_, 0, static_cast<size_t>(length));
-    if constexpr (kChecked) {
-      if (!zero) std::memset(b->data_, 0xFF, static_cast<size_t>(length));
-      std::memset(b->data_ + length, static_cast<int>(kCanaryByte), static_cast<size_t>(kCanaryBytes));
-    }
+    internal::FillFresh(*b, zero);
   }
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);

@@ -6,8 +6,9 @@
 namespace onemodel::internal {
 
 void PoisonAndGuard(Buffer& buffer) {
-  std::memset(buffer.data(), 0xFF, static_cast<size_t>(buffer.length()));
-  std::memset(buffer.data() + buffer.length(), static_cast<int>(kCanaryByte),
+  std::memset(buffer.data(), std::to_integer<int>(kPoisonByte),
+              static_cast<size_t>(buffer.length()));
+  std::memset(buffer.data() + buffer.length(), std::to_integer<int>(kCanaryByte),
               static_cast<size_t>(kCanaryBytes));
 }
 

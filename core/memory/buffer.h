@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace onemodel {
 
@@ -93,6 +94,20 @@ namespace internal {
 // CHECKED helpers: fill [data, data+length) with 0xFF and the canary after it; verify it.
 void PoisonAndGuard(Buffer& buffer);
 bool CanaryIntact(const Buffer& buffer);
+
+// The contents of a freshly handed-out buffer (pool or arena): zeroed when asked; in CHECKED
+// builds 0xFF otherwise, with the canary after its length.
+inline void FillFresh(Buffer& buffer, bool zero) {
+  if (zero) std::memset(buffer.data(), 0, static_cast<size_t>(buffer.length()));
+  if constexpr (kChecked) {
+    if (zero) {
+      std::memset(buffer.data() + buffer.length(), std::to_integer<int>(kCanaryByte),
+                  static_cast<size_t>(kCanaryBytes));
+    } else {
+      PoisonAndGuard(buffer);
+    }
+  }
+}
 }  // namespace internal
 
 }  // namespace onemodel

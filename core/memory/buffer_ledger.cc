@@ -29,8 +29,10 @@ Buffer* BufferLedger::Allocate(int64_t length, bool zero) {
 }
 
 void BufferLedger::Unlink(Buffer* b) {
-  if (b->prev_) b->prev_->next_ = b->next_;
-  else head_ = b->next_;
+  if (b->prev_)
+    b->prev_->next_ = b->next_;
+  else
+    head_ = b->next_;
   if (b->next_) b->next_->prev_ = b->prev_;
   b->prev_ = b->next_ = nullptr;
   --rented_buffers_;

@@ -85,13 +85,7 @@ Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
   b->length_ = length;
   b->version_.store(0, std::memory_order_relaxed);
   b->owner_ = this;
-  if (zero) {
-    std::memset(b->data_, 0, static_cast<size_t>(length));
-  }
-  if constexpr (kChecked) {
-    if (!zero) internal::PoisonAndGuard(*b);
-    std::memset(b->data_ + length, static_cast<int>(kCanaryByte), static_cast<size_t>(kCanaryBytes));
-  }
+  internal::FillFresh(*b, zero);
   return b;
 }
 

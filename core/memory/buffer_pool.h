@@ -31,15 +31,15 @@ struct PoolClassStats {
 
 struct PoolStats {
   int64_t rented_buffers = 0;
-  int64_t rented_requested_bytes = 0;  // sum of the lengths asked for
-  int64_t rented_bytes = 0;            // sum of the class sizes handed out
-  int64_t peak_rented_bytes = 0;       // highest rented_bytes ever seen
-  int64_t idle_bytes = 0;              // bytes waiting in free lists
-  int64_t max_idle_bytes = 0;          // the cap
-  int64_t hits = 0;                    // rents served from a free list
-  int64_t misses = 0;                  // rents that allocated from the system
-  int64_t frees_over_cap = 0;          // releases freed because idle memory hit the cap
-  std::vector<PoolClassStats> classes; // classes with any rented or idle buffer, by size
+  int64_t rented_requested_bytes = 0;   // sum of the lengths asked for
+  int64_t rented_bytes = 0;             // sum of the class sizes handed out
+  int64_t peak_rented_bytes = 0;        // highest rented_bytes ever seen
+  int64_t idle_bytes = 0;               // bytes waiting in free lists
+  int64_t max_idle_bytes = 0;           // the cap
+  int64_t hits = 0;                     // rents served from a free list
+  int64_t misses = 0;                   // rents that allocated from the system
+  int64_t frees_over_cap = 0;           // releases freed because idle memory hit the cap
+  std::vector<PoolClassStats> classes;  // classes with any rented or idle buffer, by size
 };
 
 class BufferPool final : public Allocator, public BufferOwner {
