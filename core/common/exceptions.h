@@ -61,4 +61,11 @@ class OutOfMemoryException : public TensorException {
   using TensorException::TensorException;
 };
 
+// A MemoryBudget (a session's quota, the server's ceiling) would be exceeded; nothing was
+// rented. The message names the limit and its value.
+class MemoryLimitException : public OutOfMemoryException {
+ public:
+  using OutOfMemoryException::OutOfMemoryException;
+};
+
 }  // namespace onemodel

@@ -8,7 +8,8 @@
 
 namespace onemodel {
 
-Arena::Arena(BufferPool& pool, int64_t chunk_bytes) : pool_(pool), chunk_bytes_(chunk_bytes) {
+Arena::Arena(BufferPool& pool, int64_t chunk_bytes, MemoryBudget* budget)
+    : pool_(pool), chunk_bytes_(chunk_bytes), budget_(budget) {
   if (chunk_bytes < kBufferAlignment || chunk_bytes > kMaxBufferBytes) {
     throw TensorException("arena chunk size must be between " + std::to_string(kBufferAlignment) +
                           " and " + std::to_string(kMaxBufferBytes) + " bytes (got " +
@@ -21,6 +22,7 @@ Arena::~Arena() {
   for (Buffer* b : live_) pool_.ReleaseHeader(b);
   for (Buffer* b : spare_) pool_.ReleaseHeader(b);
   for (Buffer* chunk : chunks_) {
+    if (budget_) budget_->Refund(SizeClassBytes(chunk->length()));
     try {
       pool_.Release(chunk);
     } catch (const BufferOverrunException&) {
@@ -56,7 +58,15 @@ void Arena::NextChunk(int64_t need) {
   auto fits = std::find_if(chunks_.begin() + static_cast<std::ptrdiff_t>(next), chunks_.end(),
                            [&](Buffer* c) { return c->length() >= need; });
   if (fits == chunks_.end()) {
-    Buffer* chunk = pool_.RentBlock(std::max(chunk_bytes_, need), /*zero=*/false);
+    const int64_t length = std::max(chunk_bytes_, need);
+    if (budget_) budget_->Charge(SizeClassBytes(length));
+    Buffer* chunk;
+    try {
+      chunk = pool_.RentBlock(length, /*zero=*/false);
+    } catch (...) {
+      if (budget_) budget_->Refund(SizeClassBytes(length));
+      throw;
+    }
     ++growth_events_;
     chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(next), chunk);
   } else {

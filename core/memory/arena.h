@@ -19,6 +19,7 @@
 
 #include "core/memory/allocator.h"
 #include "core/memory/buffer_pool.h"
+#include "core/memory/memory_budget.h"
 
 namespace onemodel {
 
@@ -36,7 +37,10 @@ class Arena final : public Allocator, public BufferOwner {
  public:
   static constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
 
-  explicit Arena(BufferPool& pool, int64_t chunk_bytes = kDefaultChunkBytes);
+  // Rents chunks of `chunk_bytes` from `pool`, charging each chunk's block to `budget` when one
+  // is given (a growth that would exceed it throws MemoryLimitException).
+  explicit Arena(BufferPool& pool, int64_t chunk_bytes = kDefaultChunkBytes,
+                 MemoryBudget* budget = nullptr);
   // Makes every tensor stale and returns chunks and headers to the pool.
   ~Arena();
   Arena(const Arena&) = delete;
@@ -89,6 +93,7 @@ class Arena final : public Allocator, public BufferOwner {
 
   BufferPool& pool_;
   const int64_t chunk_bytes_;
+  MemoryBudget* const budget_;
   std::vector<Buffer*> chunks_;  // pool buffers; chunks_[current_] holds the cursor
   size_t current_ = 0;
   std::byte* cursor_ = nullptr;

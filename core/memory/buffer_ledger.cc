@@ -16,7 +16,15 @@ BufferLedger::~BufferLedger() {
 }
 
 Buffer* BufferLedger::Allocate(int64_t length, bool zero) {
-  Buffer* b = pool_.Rent(length, zero);
+  internal::CheckBufferLength(length);
+  if (budget_) budget_->Charge(SizeClassBytes(length));
+  Buffer* b;
+  try {
+    b = pool_.Rent(length, zero);
+  } catch (...) {
+    if (budget_) budget_->Refund(SizeClassBytes(length));
+    throw;
+  }
   b->owner_ = this;
   std::lock_guard guard(mutex_);
   b->prev_ = nullptr;
@@ -49,7 +57,12 @@ void BufferLedger::Release(Buffer* b) {
     Unlink(b);
     b->owner_ = &pool_;
   }
-  pool_.Release(b);
+  GiveBack(b);
+}
+
+void BufferLedger::GiveBack(Buffer* b) {
+  if (budget_) budget_->Refund(SizeClassBytes(b->length()));
+  pool_.Release(b);  // may report a broken canary (CHECKED) once the buffer is back
 }
 
 int64_t BufferLedger::ReclaimAll() {
@@ -67,7 +80,7 @@ int64_t BufferLedger::ReclaimAll() {
     }
     ++count;
     try {
-      pool_.Release(b);
+      GiveBack(b);
     } catch (const BufferOverrunException&) {
       if (!overrun) overrun = std::current_exception();  // reported once everything is back
     }

@@ -15,18 +15,22 @@
 
 #include "core/memory/allocator.h"
 #include "core/memory/buffer_pool.h"
+#include "core/memory/memory_budget.h"
 
 namespace onemodel {
 
 class BufferLedger final : public Allocator, public BufferOwner {
  public:
-  explicit BufferLedger(BufferPool& pool) : pool_(pool) {}
+  // Rents from `pool`; each buffer's class size is charged to `budget` when one is given.
+  explicit BufferLedger(BufferPool& pool, MemoryBudget* budget = nullptr)
+      : pool_(pool), budget_(budget) {}
   // Reclaims whatever is still rented.
   ~BufferLedger();
   BufferLedger(const BufferLedger&) = delete;
   BufferLedger& operator=(const BufferLedger&) = delete;
 
-  // Rents from the pool and records the buffer (see Allocator::Allocate).
+  // Rents from the pool and records the buffer (see Allocator::Allocate). Throws
+  // MemoryLimitException, renting nothing, when the budget would be exceeded.
   Buffer* Allocate(int64_t length, bool zero = false) override;
   // Forgets the buffer and returns it to the pool (see BufferOwner::Release).
   void Release(Buffer* buffer) override;
@@ -45,8 +49,11 @@ class BufferLedger final : public Allocator, public BufferOwner {
 
  private:
   void Unlink(Buffer* buffer);
+  // Returns an unlinked buffer to the pool and its bytes to the budget.
+  void GiveBack(Buffer* buffer);
 
   BufferPool& pool_;
+  MemoryBudget* const budget_;
   mutable std::mutex mutex_;
   Buffer* head_ = nullptr;  // doubly linked through Buffer::prev_/next_
   int64_t rented_buffers_ = 0;

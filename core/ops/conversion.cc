@@ -57,6 +57,13 @@ Tensor Contiguous(const Tensor& x, const OpContext& ctx) {
   return Record(x, x.Contiguous(ctx.allocator).Detach(), OpKind::kContiguous, &IdentityBackward);
 }
 
+Tensor Copy(const Tensor& x, const OpContext& ctx) {
+  if (x.is_null()) throw TensorException("Copy: input x is a null handle");
+  Tensor out = Tensor::Empty(x.shape(), x.dtype(), ctx.allocator);
+  out.CopyFrom(x.Detach());
+  return Record(x, out, OpKind::kContiguous, &IdentityBackward);
+}
+
 Tensor ToLayout(const Tensor& x, Layout layout, const OpContext& ctx, int32_t block) {
   if (x.is_null()) throw TensorException("ToLayout: input x is a null handle");
   if (layout == Layout::kBlocked && ShouldRecord({&x})) {

@@ -194,6 +194,10 @@ TEST_F(GradientTest, ViewsPutGradientsBackThroughTheView) {
        [](const std::vector<Tensor>& in, const OpContext& c) {
          return ops::Exp(ops::Contiguous(ops::Transpose(in[0], 0, 1, c), c), c);
        }},
+      {"Copy",
+       [](const std::vector<Tensor>& in, const OpContext& c) {
+         return ops::Exp(ops::Copy(ops::Transpose(in[0], 0, 1, c), c), c);
+       }},
       {"ToLayout",
        [](const std::vector<Tensor>& in, const OpContext& c) {
          const int64_t shape[] = {1, 2, 3, 4};

@@ -152,5 +152,16 @@ TEST_F(OpsTest, ViewOpsShareTheBuffer) {
       << "a transposed reshape needs a copy";
 }
 
+TEST_F(OpsTest, CopyAlwaysMakesANewRowMajorBuffer) {
+  const Tensor a = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  const Tensor same = ops::Copy(a, ctx_);
+  EXPECT_NE(same.buffer(), a.buffer()) << "a contiguous input is copied too";
+  EXPECT_EQ(same.Data<float>()[5], 6.0f);
+  const Tensor t = ops::Copy(ops::Transpose(a, 0, 1, ctx_), ctx_);
+  EXPECT_TRUE(t.IsContiguous());
+  EXPECT_EQ(t.At<float>({2, 0}), 3.0f);
+  EXPECT_EQ(t.At<float>({0, 1}), 4.0f);
+}
+
 }  // namespace
 }  // namespace onemodel

@@ -1,0 +1,98 @@
+#include "core/memory/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include "core/common/exceptions.h"
+#include "core/memory/arena.h"
+#include "core/memory/buffer_ledger.h"
+#include "core/memory/size_class.h"
+
+namespace onemodel {
+namespace {
+
+TEST(MemoryBudget, ChargesUpToTheLimitAndRefunds) {
+  MemoryBudget budget("test limit", 1000);
+  budget.Charge(600);
+  budget.Charge(400);
+  EXPECT_EQ(budget.used(), 1000);
+  EXPECT_THROW(budget.Charge(1), MemoryLimitException);
+  EXPECT_EQ(budget.used(), 1000);  // a refused charge takes nothing
+  budget.Refund(400);
+  budget.Charge(1);
+  EXPECT_EQ(budget.used(), 601);
+}
+
+TEST(MemoryBudget, MessageNamesTheLimitAndItsValue) {
+  MemoryBudget budget("session memory limit", int64_t{64} << 20);
+  budget.Charge(int64_t{60} << 20);
+  try {
+    budget.Charge(int64_t{8} << 20);
+    FAIL() << "expected MemoryLimitException";
+  } catch (const MemoryLimitException& e) {
+    EXPECT_STREQ(e.what(),
+                 "session memory limit of 64 MiB reached: 60 MiB in use, 8 MiB more requested; "
+                 "release tensors or reset the arena first");
+  }
+}
+
+TEST(MemoryBudget, ParentRefusalLeavesTheChildUncharged) {
+  MemoryBudget server("server memory ceiling", 1000);
+  MemoryBudget a("session memory limit", 800, &server);
+  MemoryBudget b("session memory limit", 800, &server);
+  a.Charge(700);
+  try {
+    b.Charge(400);
+    FAIL() << "expected MemoryLimitException";
+  } catch (const MemoryLimitException& e) {
+    EXPECT_NE(std::string(e.what()).find("server memory ceiling of 1000 B"), std::string::npos);
+  }
+  EXPECT_EQ(b.used(), 0);
+  EXPECT_EQ(server.used(), 700);
+  a.Refund(700);
+  EXPECT_EQ(server.used(), 0);
+}
+
+TEST(MemoryBudget, FormatsSizes) {
+  EXPECT_EQ(FormatBytes(512), "512 B");
+  EXPECT_EQ(FormatBytes(1024), "1 KiB");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(int64_t{3} << 30), "3 GiB");
+}
+
+TEST(MemoryBudget, LedgerChargesClassSizesAndRefundsOnReleaseAndReclaim) {
+  BufferPool pool;
+  MemoryBudget budget("session memory limit", 4096);
+  BufferLedger ledger(pool, &budget);
+  Buffer* a = ledger.Allocate(1000);
+  EXPECT_EQ(budget.used(), SizeClassBytes(1000));
+  Buffer* b = ledger.Allocate(1000);
+  EXPECT_EQ(budget.used(), 2 * SizeClassBytes(1000));
+  const int64_t rented_before = pool.Stats().rented_buffers;
+  EXPECT_THROW(ledger.Allocate(3000), MemoryLimitException);
+  EXPECT_EQ(pool.Stats().rented_buffers, rented_before);  // nothing rented
+  ledger.Release(a);
+  EXPECT_EQ(budget.used(), SizeClassBytes(1000));
+  (void)b;
+  ledger.ReclaimAll();
+  EXPECT_EQ(budget.used(), 0);
+}
+
+TEST(MemoryBudget, ArenaChargesChunksOnceAndRefundsAtDestruction) {
+  BufferPool pool;
+  MemoryBudget budget("session memory limit", int64_t{3} << 20);
+  {
+    Arena arena(pool, int64_t{1} << 20, &budget);
+    arena.Allocate(1000);
+    EXPECT_EQ(budget.used(), SizeClassBytes(int64_t{1} << 20));
+    arena.Reset();
+    arena.Allocate(1000);  // the held chunk: no new charge
+    EXPECT_EQ(budget.used(), SizeClassBytes(int64_t{1} << 20));
+    EXPECT_THROW(arena.Allocate(int64_t{5} << 20), MemoryLimitException);
+    EXPECT_EQ(budget.used(), SizeClassBytes(int64_t{1} << 20));
+    arena.Allocate(1000);  // still usable after a refusal
+  }
+  EXPECT_EQ(budget.used(), 0);
+}
+
+}  // namespace
+}  // namespace onemodel
