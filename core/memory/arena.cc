@@ -21,14 +21,31 @@ Arena::~Arena() {
   for (Buffer* b : live_) b->AdvanceGeneration();
   for (Buffer* b : live_) pool_.ReleaseHeader(b);
   for (Buffer* b : spare_) pool_.ReleaseHeader(b);
+  ReleaseChunks();
+}
+
+void Arena::ReleaseChunks() {
   for (Buffer* chunk : chunks_) {
     if (budget_) budget_->Refund(SizeClassBytes(chunk->length()));
     try {
       pool_.Release(chunk);
     } catch (const BufferOverrunException&) {
-      // A chunk's own canary sits past the last slice; a destructor cannot report further.
+      // A chunk's own canary sits past the last slice, which Reset() already checked.
     }
   }
+  chunks_.clear();
+  current_ = 0;
+  cursor_ = limit_ = nullptr;
+}
+
+void Arena::Clear() {
+  try {
+    Reset();
+  } catch (const BufferOverrunException&) {
+    ReleaseChunks();
+    throw;
+  }
+  ReleaseChunks();
 }
 
 Buffer* Arena::AllocateSlow(int64_t length, bool zero) {

@@ -67,6 +67,10 @@ class Arena final : public Allocator, public BufferOwner {
   // every canary and, after the reset is complete, throws BufferOverrunException if one broke.
   void Reset();
 
+  // Reset(), then gives every chunk back to the pool (and the budget): the arena holds no
+  // memory until its next allocation.
+  void Clear();
+
   ArenaStats Stats() const;
   int64_t chunk_bytes() const { return chunk_bytes_; }
 
@@ -88,6 +92,8 @@ class Arena final : public Allocator, public BufferOwner {
     ++allocations_;
     internal::FillFresh(*b, zero);
   }
+  // Returns every chunk to the pool; the cursor points nowhere.
+  void ReleaseChunks();
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);
 

@@ -10,9 +10,9 @@ void MemoryBudget::Charge(int64_t bytes) {
   int64_t used = used_.load(std::memory_order_relaxed);
   do {
     if (bytes > limit_ - used) {
-      throw MemoryLimitException(name_ + " of " + FormatBytes(limit_) + " reached: " +
-                                 FormatBytes(used) + " in use, " + FormatBytes(bytes) +
-                                 " more requested; release tensors or reset the arena first");
+      throw MemoryLimitException(
+          name_ + " of " + FormatBytes(limit_) + " reached: " + FormatBytes(used) + " in use, " +
+          FormatBytes(bytes) + " more requested; release tensors or reset the arena first");
     }
   } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
   if (parent_) {

@@ -94,5 +94,21 @@ TEST(MemoryBudget, ArenaChargesChunksOnceAndRefundsAtDestruction) {
   EXPECT_EQ(budget.used(), 0);
 }
 
+TEST(MemoryBudget, ArenaClearGivesEveryChunkBackAndStaysUsable) {
+  BufferPool pool;
+  MemoryBudget budget("session memory limit", int64_t{8} << 20);
+  Arena arena(pool, int64_t{1} << 20, &budget);
+  Buffer* b = arena.Allocate(int64_t{3} << 20);  // a chunk of its own
+  arena.Allocate(100);
+  const uint64_t generation = b->generation();
+  arena.Clear();
+  EXPECT_NE(b->generation(), generation) << "everything allocated is stale";
+  EXPECT_EQ(arena.Stats().chunks, 0);
+  EXPECT_EQ(pool.Stats().rented_bytes, 0);
+  EXPECT_EQ(budget.used(), 0);
+  arena.Allocate(100);
+  EXPECT_EQ(arena.Stats().chunks, 1);
+}
+
 }  // namespace
 }  // namespace onemodel

@@ -1,0 +1,48 @@
+// ServerConfig: every setting of onemodeld, from flags or ONEMODEL_* environment variables.
+//
+// Defaults need no file and no other service: `onemodeld` alone listens on 127.0.0.1:50051
+// with metrics on 127.0.0.1:9464. Each flag has an environment variable (flag name in upper
+// snake case after ONEMODEL_); a flag on the command line wins over the variable. Sizes take
+// units (64MiB, 1GiB, 4096); `onemodeld --help` documents each setting.
+//
+//   ServerConfig config;
+//   if (int exit_code = ParseConfig(argc, argv, &config); exit_code >= 0) return exit_code;
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace onemodel::server {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:50051";
+  std::string metrics_listen = "127.0.0.1:9464";  // empty ("off" on the command line): none
+  std::string ready_file;                         // written once serving (tests, supervisors)
+  int64_t pool_max_idle_bytes = int64_t{2} << 30;
+  int64_t memory_limit_bytes = 0;  // ceiling on all rented memory; 0: 80% of physical memory
+  int64_t max_sessions = 1024;
+  int64_t session_memory_default = int64_t{1} << 30;
+  int64_t session_memory_max = int64_t{4} << 30;
+  double idle_timeout_seconds = 300;
+  double max_idle_timeout_seconds = 86400;
+  int64_t max_message_bytes = int64_t{64} << 20;
+  int64_t max_run_operations = 4096;
+  int64_t max_handles_per_session = 1 << 20;
+  int workers = 0;  // 0: one per CPU core
+  std::string log_level = "info";
+  std::string log_format = "text";  // text | json
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;  // with it, clients must present a certificate it signed
+  std::string auth_token_file;
+  double drain_seconds = 30;  // how long SIGTERM waits for in-flight requests
+};
+
+// Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for
+// main to return at once (0 after --help, 2 after printing a usage error).
+int ParseConfig(int argc, char** argv, ServerConfig* config);
+
+// The ceiling actually enforced: memory_limit_bytes, or 80% of physical memory when it is 0.
+int64_t EffectiveMemoryLimit(const ServerConfig& config);
+
+}  // namespace onemodel::server

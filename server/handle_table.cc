@@ -1,0 +1,125 @@
+#include "server/handle_table.h"
+
+#include <charconv>
+#include <random>
+
+#include "server/rpc_error.h"
+
+namespace onemodel::server {
+namespace {
+
+uint64_t Mix(uint64_t x) {  // splitmix64's finalizer: every input bit moves every output bit
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+uint64_t RandomSecret() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) ^ device();
+}
+
+std::string Quote(std::string_view handle) {
+  // Handles come from clients: show a bounded, printable prefix only.
+  std::string shown;
+  for (char c : handle.substr(0, 48)) shown += (c >= 0x20 && c < 0x7F) ? c : '?';
+  return "'" + shown + (handle.size() > 48 ? "...'" : "'");
+}
+
+}  // namespace
+
+HandleTable::HandleTable(int64_t max_handles)
+    : max_handles_(max_handles), secret_(RandomSecret()) {}
+
+uint64_t HandleTable::Tag(Placement placement, uint64_t serial) const {
+  return Mix(secret_ ^ Mix(serial * 2 + (placement == Placement::kArena ? 1 : 0)));
+}
+
+void HandleTable::Reserve(int64_t count) const {
+  if (count > max_handles_ - size()) {
+    throw ResourceExhausted("the session holds " + std::to_string(size()) + " tensor handles and " +
+                            std::to_string(count) + " more would pass the server's limit of " +
+                            std::to_string(max_handles_) +
+                            " (--max-handles); release handles you no longer need or reset the "
+                            "arena");
+  }
+}
+
+std::string HandleTable::Add(const Tensor& tensor, Placement placement, bool owns_buffer) {
+  Reserve(1);
+  const uint64_t serial = next_serial_++;
+  entries_.emplace(serial, HandleEntry{tensor, placement, owns_buffer});
+  if (placement == Placement::kArena) arena_serials_.push_back(serial);
+  char text[48];
+  text[0] = placement == Placement::kArena ? 'a' : 'p';
+  char* end = std::to_chars(text + 1, text + 24, serial).ptr;
+  *end++ = '.';
+  const uint64_t tag = Tag(placement, serial);
+  for (int shift = 60; shift >= 0; shift -= 4) *end++ = "0123456789abcdef"[(tag >> shift) & 15];
+  return std::string(text, end);
+}
+
+HandleTable::Parsed HandleTable::Parse(std::string_view h) const {
+  Parsed p{false, Placement::kPool, 0};
+  if (h.size() < 19 || (h[0] != 'a' && h[0] != 'p')) return p;
+  p.placement = h[0] == 'a' ? Placement::kArena : Placement::kPool;
+  const char* end = h.data() + h.size();
+  auto [dot, ec] = std::from_chars(h.data() + 1, end, p.serial);
+  if (ec != std::errc() || dot == h.data() + 1 || end - dot != 17 || *dot != '.') return p;
+  uint64_t tag = 0;
+  auto [tag_end, tag_ec] = std::from_chars(dot + 1, end, tag, 16);
+  if (tag_ec != std::errc() || tag_end != end) return p;
+  p.ok = tag == Tag(p.placement, p.serial);
+  return p;
+}
+
+std::unordered_map<uint64_t, HandleEntry>::const_iterator HandleTable::Locate(
+    std::string_view handle) const {
+  const Parsed p = Parse(handle);
+  if (!p.ok) {
+    throw NotFound("tensor handle " + Quote(handle) +
+                   " is not a handle of this session; handles are valid only in the session "
+                   "that made them");
+  }
+  auto it = entries_.find(p.serial);
+  if (it != entries_.end()) return it;
+  if (p.placement == Placement::kArena && p.serial < arena_epoch_) {
+    throw FailedPrecondition("tensor " + Quote(handle) +
+                             " is stale: it lived in the session's arena, which was reset "
+                             "since; run the operations again, or ask for PLACEMENT_POOL to "
+                             "keep a result across resets");
+  }
+  throw NotFound("tensor handle " + Quote(handle) + " was released");
+}
+
+const HandleEntry& HandleTable::Find(std::string_view handle) const {
+  const HandleEntry& entry = Locate(handle)->second;
+  if (entry.tensor.IsStale()) {
+    throw FailedPrecondition("tensor " + Quote(handle) +
+                             " is stale: the buffer it views was released through another "
+                             "handle");
+  }
+  return entry;
+}
+
+HandleEntry HandleTable::Remove(std::string_view handle) {
+  // arena_serials_ may keep the serial; ResetArena skips serials no longer present.
+  return std::move(entries_.extract(Locate(handle)).mapped());
+}
+
+int64_t HandleTable::ResetArena() {
+  int64_t dropped = 0;
+  for (uint64_t serial : arena_serials_) dropped += static_cast<int64_t>(entries_.erase(serial));
+  arena_serials_.clear();
+  arena_epoch_ = next_serial_;
+  return dropped;
+}
+
+void HandleTable::Clear() {
+  entries_.clear();
+  arena_serials_.clear();
+  arena_epoch_ = next_serial_;
+}
+
+}  // namespace onemodel::server

@@ -1,0 +1,245 @@
+#include "server/metrics.h"
+
+#include <CivetServer.h>
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
+
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace onemodel::server {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+// One int64 statistic of a T exposed as a gauge or counter family.
+template <typename T>
+struct Field {
+  const char* name;
+  const char* help;
+  MetricType type;
+  int64_t T::*value;
+};
+
+constexpr MetricType kGauge = MetricType::Gauge;
+constexpr MetricType kCounter = MetricType::Counter;
+
+constexpr Field<PoolStats> kPoolFields[] = {
+    {"onemodel_pool_rented_bytes", "Bytes of pool buffers now rented (their class sizes).", kGauge,
+     &PoolStats::rented_bytes},
+    {"onemodel_pool_rented_buffers", "Pool buffers now rented.", kGauge,
+     &PoolStats::rented_buffers},
+    {"onemodel_pool_requested_bytes", "Bytes asked for by the rented pool buffers.", kGauge,
+     &PoolStats::rented_requested_bytes},
+    {"onemodel_pool_idle_bytes", "Bytes of pool buffers waiting in free lists.", kGauge,
+     &PoolStats::idle_bytes},
+    {"onemodel_pool_peak_rented_bytes", "Highest onemodel_pool_rented_bytes since start.", kGauge,
+     &PoolStats::peak_rented_bytes},
+    {"onemodel_pool_max_idle_bytes", "Cap on onemodel_pool_idle_bytes.", kGauge,
+     &PoolStats::max_idle_bytes},
+    {"onemodel_pool_hits_total", "Rents served from a free list.", kCounter, &PoolStats::hits},
+    {"onemodel_pool_misses_total", "Rents that allocated memory from the system.", kCounter,
+     &PoolStats::misses},
+    {"onemodel_pool_frees_over_cap_total",
+     "Releases freed to the system because idle memory reached its cap.", kCounter,
+     &PoolStats::frees_over_cap},
+};
+
+constexpr Field<PoolClassStats> kPoolClassFields[] = {
+    {"onemodel_pool_class_rented_buffers", "Pool buffers of one size class now rented.", kGauge,
+     &PoolClassStats::rented_buffers},
+    {"onemodel_pool_class_idle_buffers", "Pool buffers of one size class waiting idle.", kGauge,
+     &PoolClassStats::idle_buffers},
+};
+
+constexpr Field<SessionCounters> kSessionCounterFields[] = {
+    {"onemodel_sessions_open", "Sessions now open.", kGauge, &SessionCounters::open},
+    {"onemodel_sessions_created_total", "Sessions created.", kCounter, &SessionCounters::created},
+    {"onemodel_sessions_closed_total", "Sessions closed by CloseSession or at shutdown.", kCounter,
+     &SessionCounters::closed},
+    {"onemodel_sessions_expired_total", "Sessions closed after their idle timeout.", kCounter,
+     &SessionCounters::expired},
+    {"onemodel_leaked_buffers_reclaimed_total",
+     "Pool buffers a closing session still held (never released by its client).", kCounter,
+     &SessionCounters::leaked_buffers_reclaimed},
+};
+
+constexpr Field<ArenaStats> kArenaFields[] = {
+    {"onemodel_arena_chunks", "Chunks a session's arena holds.", kGauge, &ArenaStats::chunks},
+    {"onemodel_arena_reserved_bytes", "Bytes of a session's arena chunks.", kGauge,
+     &ArenaStats::reserved_bytes},
+    {"onemodel_arena_used_bytes", "Bytes a session's arena handed out since its last reset.",
+     kGauge, &ArenaStats::used_bytes},
+    {"onemodel_arena_peak_used_bytes", "Highest onemodel_arena_used_bytes of any run.", kGauge,
+     &ArenaStats::peak_used_bytes},
+    {"onemodel_arena_resets_total", "Resets of a session's arena.", kCounter, &ArenaStats::resets},
+    {"onemodel_arena_allocations_total", "Allocations from a session's arena.", kCounter,
+     &ArenaStats::allocations},
+    {"onemodel_arena_growth_events_total",
+     "Times a session's arena had to get more memory (none once warm).", kCounter,
+     &ArenaStats::growth_events},
+};
+
+constexpr Field<SessionSnapshot> kSessionFields[] = {
+    {"onemodel_session_handles", "Tensor handles a session holds.", kGauge,
+     &SessionSnapshot::handles},
+    {"onemodel_session_pool_buffers", "Pool buffers a session holds.", kGauge,
+     &SessionSnapshot::pool_buffers},
+    {"onemodel_session_pool_bytes", "Bytes of the pool buffers a session holds.", kGauge,
+     &SessionSnapshot::pool_bytes},
+    {"onemodel_session_memory_limit_bytes", "A session's memory limit.", kGauge,
+     &SessionSnapshot::memory_limit_bytes},
+    {"onemodel_session_requests_total", "Requests a session served.", kCounter,
+     &SessionSnapshot::requests},
+};
+
+// A family with no samples yet.
+MetricFamily Family(const char* name, const char* help, MetricType type) {
+  return MetricFamily{name, help, type, {}};
+}
+
+// Adds one sample to a gauge or counter family.
+void AddSample(MetricFamily& family, double value, Labels labels) {
+  ClientMetric& metric = family.metric.emplace_back();
+  metric.label = std::move(labels);
+  (family.type == kCounter ? metric.counter.value : metric.gauge.value) = value;
+}
+
+// One family per field of `fields`, with one sample per row: an object and its labels.
+template <typename T, size_t N>
+void AddFields(std::vector<MetricFamily>& out, const Field<T> (&fields)[N],
+               const std::vector<std::pair<const T*, Labels>>& rows) {
+  for (const Field<T>& field : fields) {
+    MetricFamily family = Family(field.name, field.help, field.type);
+    for (const auto& [object, labels] : rows) {
+      AddSample(family, static_cast<double>(object->*field.value), labels);
+    }
+    out.push_back(std::move(family));
+  }
+}
+
+void AddRpcFamilies(std::vector<MetricFamily>& out, const std::vector<RpcMethodStats>& rpcs) {
+  MetricFamily requests = Family("onemodel_rpc_requests_total",
+                                 "Finished requests per RPC method and status code.", kCounter);
+  MetricFamily errors =
+      Family("onemodel_rpc_errors_total",
+             "Finished requests per RPC method whose status was not OK.", kCounter);
+  MetricFamily latency =
+      Family("onemodel_rpc_latency_seconds",
+             "Time from a request's arrival to its status, per RPC method.", MetricType::Histogram);
+  for (const RpcMethodStats& m : rpcs) {
+    for (int code = 0; code < kStatusCodeCount; ++code) {
+      if (m.codes[code] == 0) continue;
+      AddSample(requests, static_cast<double>(m.codes[code]),
+                {{"method", m.method}, {"code", std::string(StatusCodeName(code))}});
+    }
+    AddSample(errors, static_cast<double>(m.errors), {{"method", m.method}});
+
+    ClientMetric& metric = latency.metric.emplace_back();
+    metric.label = {{"method", m.method}};
+    ClientMetric::Histogram& h = metric.histogram;
+    h.sample_sum = m.latency_sum_seconds;
+    for (size_t b = 0; b < kLatencyBoundsMicros.size(); ++b) {
+      h.sample_count += static_cast<uint64_t>(m.latency_buckets[b]);
+      h.bucket.push_back({h.sample_count, kLatencyBoundsMicros[b] / 1e6});
+    }
+    // The +Inf bucket: the serializer writes it from sample_count.
+    h.sample_count += static_cast<uint64_t>(m.latency_buckets.back());
+  }
+  out.push_back(std::move(requests));
+  out.push_back(std::move(errors));
+  out.push_back(std::move(latency));
+}
+
+// Every family, from one reading of the server and of the RPC counters.
+std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
+                                        const std::vector<RpcMethodStats>& rpcs) {
+  std::vector<MetricFamily> out;
+  AddFields(out, kPoolFields, {{&s.pool, {}}});
+  std::vector<std::pair<const PoolClassStats*, Labels>> classes;
+  for (const PoolClassStats& c : s.pool.classes) {
+    classes.push_back({&c, {{"size_bytes", std::to_string(c.size_bytes)}}});
+  }
+  AddFields(out, kPoolClassFields, classes);
+  AddFields(out, kSessionCounterFields, {{&s.sessions, {}}});
+  std::vector<std::pair<const ArenaStats*, Labels>> arenas;
+  std::vector<std::pair<const SessionSnapshot*, Labels>> sessions;
+  for (const SessionSnapshot& session : s.per_session) {
+    Labels labels = {{"session", std::to_string(session.serial)},
+                     {"kernels", session.kernel_variant}};
+    arenas.push_back({&session.arena, labels});
+    sessions.push_back({&session, std::move(labels)});
+  }
+  AddFields(out, kArenaFields, arenas);
+  AddFields(out, kSessionFields, sessions);
+  AddRpcFamilies(out, rpcs);
+  return out;
+}
+
+// Builds the families at scrape time.
+class SnapshotCollector final : public prometheus::Collectable {
+ public:
+  SnapshotCollector(const RpcStats& rpc_stats, std::function<ServerSnapshot()> snapshot)
+      : rpc_stats_(rpc_stats), snapshot_(std::move(snapshot)) {}
+
+  std::vector<MetricFamily> Collect() const override {
+    return BuildFamilies(snapshot_(), rpc_stats_.Snapshot());
+  }
+
+ private:
+  const RpcStats& rpc_stats_;
+  const std::function<ServerSnapshot()> snapshot_;
+};
+
+// Where civetweb reports why the exposer being started on this thread cannot listen (its
+// exception does not say); null on every other thread.
+thread_local std::string* listen_error = nullptr;
+
+// civetweb's log hook: keeps the first message of a failing start, e.g. "cannot bind to
+// 127.0.0.1:9464: 98 (Address already in use)"; leaves other messages to civetweb.
+int CaptureListenError(const mg_connection* /*connection*/, const char* message) {
+  if (listen_error == nullptr) return 0;
+  if (listen_error->empty()) *listen_error = message;
+  return 1;
+}
+
+// An exposer listening on `address`, or std::runtime_error saying why there is none.
+std::unique_ptr<prometheus::Exposer> Listen(const std::string& address) {
+  CivetCallbacks callbacks;
+  callbacks.log_message = &CaptureListenError;
+  std::string error;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  listen_error = &error;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2, &callbacks);
+  } catch (const std::exception& e) {
+    if (error.empty()) error = e.what();
+  }
+  listen_error = nullptr;
+  if (exposer == nullptr) {
+    throw std::runtime_error("cannot listen for metrics on '" + address + "': " + error +
+                             "; pass --metrics-listen with a free host:port, or an empty value "
+                             "to disable");
+  }
+  return exposer;
+}
+
+}  // namespace
+
+MetricsExporter::MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
+                                 std::function<ServerSnapshot()> snapshot)
+    : collector_(std::make_shared<SnapshotCollector>(rpc_stats, std::move(snapshot))),
+      exposer_(Listen(listen_address)) {
+  exposer_->RegisterCollectable(collector_);
+}
+
+MetricsExporter::~MetricsExporter() = default;
+
+int MetricsExporter::port() const { return exposer_->GetListeningPorts().front(); }
+
+}  // namespace onemodel::server

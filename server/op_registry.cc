@@ -1,0 +1,299 @@
+#include "server/op_registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "core/dtype/dtype.h"
+#include "core/ops/conversion.h"
+#include "core/ops/elementwise.h"
+#include "core/ops/linear.h"
+#include "core/ops/pooling.h"
+#include "core/ops/reduce.h"
+#include "core/ops/softmax.h"
+#include "core/ops/views.h"
+#include "server/rpc_error.h"
+
+namespace onemodel::server {
+namespace {
+
+using Kind = v1::Attribute::ValueCase;
+
+std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case v1::Attribute::kI:
+      return "an int (i)";
+    case v1::Attribute::kF:
+      return "a float (f)";
+    case v1::Attribute::kS:
+      return "a string (s)";
+    case v1::Attribute::kInts:
+      return "a list of ints (ints)";
+    case v1::Attribute::kFloats:
+      return "a list of floats (floats)";
+    case v1::Attribute::VALUE_NOT_SET:
+      break;
+  }
+  return "no value";
+}
+
+int32_t CheckedInt32(int64_t v) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgument("value " + std::to_string(v) + " does not fit in 32 bits");
+  }
+  return static_cast<int32_t>(v);
+}
+
+Layout ParseLayout(const OpCall& call) {
+  std::string name(call.String("layout"));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (name == "NCHW") return Layout::kNchw;
+  if (name == "NHWC") return Layout::kNhwc;
+  if (name == "BLOCKED") return Layout::kBlocked;
+  throw InvalidArgument(
+      "ToLayout: attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
+      name.substr(0, 32) + "\")");
+}
+
+MaxPool2dParams PoolParams(const OpCall& call) {
+  auto pair = [&](std::string_view name, std::vector<int> fallback) {
+    std::vector<int> v = call.Ints32(name, std::move(fallback));
+    if (v.size() != 2) {
+      throw InvalidArgument("MaxPool2d: attribute '" + std::string(name) +
+                            "' must hold two values [height, width] (got " +
+                            std::to_string(v.size()) + ")");
+    }
+    return v;
+  };
+  if (!call.Has("kernel_shape")) {
+    throw InvalidArgument("MaxPool2d: attribute 'kernel_shape' ([height, width]) is required");
+  }
+  const std::vector<int> k = pair("kernel_shape", {});
+  const std::vector<int> s = pair("strides", {1, 1});
+  const std::vector<int> p = pair("pads", {0, 0});
+  return {k[0], k[1], s[0], s[1], p[0], p[1]};
+}
+
+Tensor RunBinary(BinaryOp op, const OpCall& c) {
+  return ops::Binary(op, c.in(0), c.in(1), c.ctx());
+}
+Tensor RunUnary(UnaryOp op, const OpCall& c) { return ops::Unary(op, c.in(0), c.ctx()); }
+
+#define ONEMODEL_BINARY(Name)                                                     \
+  {                                                                               \
+#Name, 2, {}, [](const OpCall& c) { return RunBinary(BinaryOp::k##Name, c); } \
+  }
+#define ONEMODEL_UNARY(Name)                                                    \
+  {                                                                             \
+#Name, 1, {}, [](const OpCall& c) { return RunUnary(UnaryOp::k##Name, c); } \
+  }
+
+// A plain array, so each row's attribute list lives as long as the table.
+const OpSpec kOps[] = {
+    ONEMODEL_BINARY(Add),
+    ONEMODEL_BINARY(Sub),
+    ONEMODEL_BINARY(Mul),
+    ONEMODEL_BINARY(Div),
+    ONEMODEL_BINARY(Max),
+    ONEMODEL_BINARY(Min),
+    ONEMODEL_BINARY(Pow),
+    ONEMODEL_UNARY(Neg),
+    ONEMODEL_UNARY(Abs),
+    ONEMODEL_UNARY(Exp),
+    ONEMODEL_UNARY(Log),
+    ONEMODEL_UNARY(Sqrt),
+    ONEMODEL_UNARY(Relu),
+    ONEMODEL_UNARY(Sigmoid),
+    ONEMODEL_UNARY(Tanh),
+    ONEMODEL_UNARY(Gelu),
+    {"MatMul", 2, {}, [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
+    {"MaxPool2d",
+     1,
+     {"kernel_shape", "strides", "pads"},
+     [](const OpCall& c) { return ops::MaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
+    {"Sum",
+     1,
+     {"axes", "keepdims"},
+     [](const OpCall& c) {
+       return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx());
+     }},
+    {"Mean",
+     1,
+     {"axes", "keepdims"},
+     [](const OpCall& c) {
+       return ops::Mean(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx());
+     }},
+    {"Softmax",
+     1,
+     {"axis", "scale"},
+     [](const OpCall& c) {
+       return ops::Softmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f));
+     }},
+    {"LogSoftmax",
+     1,
+     {"axis", "scale"},
+     [](const OpCall& c) {
+       return ops::LogSoftmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f));
+     }},
+    {"SumToShape",
+     1,
+     {"shape"},
+     [](const OpCall& c) {
+       return ops::SumToShape(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx());
+     }},
+    {"Cast",
+     1,
+     {"to"},
+     [](const OpCall& c) {
+       return ops::Cast(c.in(0), FromOnnx(CheckedInt32(c.Int("to"))), c.ctx());
+     }},
+    {"Contiguous", 1, {}, [](const OpCall& c) { return ops::Contiguous(c.in(0), c.ctx()); }},
+    {"Copy", 1, {}, [](const OpCall& c) { return ops::Copy(c.in(0), c.ctx()); }},
+    {"Detach", 1, {}, [](const OpCall& c) { return c.in(0).Detach(); }},
+    {"ToLayout",
+     1,
+     {"layout", "block"},
+     [](const OpCall& c) {
+       return ops::ToLayout(c.in(0), ParseLayout(c), c.ctx(), c.Int32("block", 16));
+     }},
+    {"Reshape",
+     1,
+     {"shape"},
+     [](const OpCall& c) { return ops::Reshape(c.in(0), c.Ints("shape"), c.ctx()); }},
+    {"Permute",
+     1,
+     {"perm"},
+     [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm", {}), c.ctx()); }},
+    {"Transpose",
+     1,
+     {"dim0", "dim1"},
+     [](const OpCall& c) {
+       return ops::Transpose(c.in(0), c.Int32("dim0", 0), c.Int32("dim1", 1), c.ctx());
+     }},
+    {"Slice",
+     1,
+     {"dim", "start", "stop", "step"},
+     [](const OpCall& c) {
+       return ops::Slice(c.in(0), c.Int32("dim", 0), c.Int("start"), c.Int("stop"),
+                         c.Int("step", 1), c.ctx());
+     }},
+    {"Expand",
+     1,
+     {"shape"},
+     [](const OpCall& c) {
+       return ops::Expand(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx());
+     }},
+    {"Squeeze",
+     1,
+     {"axes"},
+     [](const OpCall& c) { return ops::Squeeze(c.in(0), c.Ints32("axes", {}), c.ctx()); }},
+    {"Unsqueeze",
+     1,
+     {"dim"},
+     [](const OpCall& c) { return ops::Unsqueeze(c.in(0), c.Int32("dim", 0), c.ctx()); }},
+};
+
+#undef ONEMODEL_BINARY
+#undef ONEMODEL_UNARY
+
+}  // namespace
+
+bool OpCall::Has(std::string_view name) const {
+  return attributes_.find(std::string(name)) != attributes_.end();
+}
+
+const v1::Attribute* OpCall::Get(std::string_view name, Kind kind) const {
+  auto it = attributes_.find(std::string(name));
+  if (it == attributes_.end()) return nullptr;
+  if (it->second.value_case() != kind) {
+    Fail("attribute '" + std::string(name) + "' must be " + std::string(KindName(kind)) + " (got " +
+         std::string(KindName(it->second.value_case())) + ")");
+  }
+  return &it->second;
+}
+
+void OpCall::Fail(const std::string& message) const {
+  throw InvalidArgument(std::string(spec_.name) + ": " + message);
+}
+
+int64_t OpCall::Int(std::string_view name) const {
+  const v1::Attribute* a = Get(name, v1::Attribute::kI);
+  if (!a) Fail("attribute '" + std::string(name) + "' (an int) is required");
+  return a->i();
+}
+
+int64_t OpCall::Int(std::string_view name, int64_t fallback) const {
+  const v1::Attribute* a = Get(name, v1::Attribute::kI);
+  return a ? a->i() : fallback;
+}
+
+int OpCall::Int32(std::string_view name, int fallback) const {
+  const int64_t v = Int(name, fallback);
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    Fail("attribute '" + std::string(name) + "' = " + std::to_string(v) + " is out of range");
+  }
+  return static_cast<int>(v);
+}
+
+float OpCall::Float(std::string_view name, float fallback) const {
+  const v1::Attribute* a = Get(name, v1::Attribute::kF);
+  return a ? a->f() : fallback;
+}
+
+std::string_view OpCall::String(std::string_view name) const {
+  const v1::Attribute* a = Get(name, v1::Attribute::kS);
+  if (!a) Fail("attribute '" + std::string(name) + "' (a string) is required");
+  return a->s();
+}
+
+std::vector<int64_t> OpCall::Ints(std::string_view name) const {
+  const v1::Attribute* a = Get(name, v1::Attribute::kInts);
+  if (!a) Fail("attribute '" + std::string(name) + "' (a list of ints) is required");
+  return {a->ints().values().begin(), a->ints().values().end()};
+}
+
+std::vector<int64_t> OpCall::Ints(std::string_view name, std::vector<int64_t> fallback) const {
+  return Has(name) ? Ints(name) : std::move(fallback);
+}
+
+std::vector<int> OpCall::Ints32(std::string_view name, std::vector<int> fallback) const {
+  if (!Has(name)) return fallback;
+  std::vector<int> out;
+  for (int64_t v : Ints(name)) {
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+      Fail("attribute '" + std::string(name) + "' holds " + std::to_string(v) +
+           ", which is out of range");
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+const OpSpec* FindOp(std::string_view name) {
+  for (const OpSpec& spec : kOps) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::span<const OpSpec> AllOps() { return kOps; }
+
+void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
+  if (inputs != spec.inputs) {
+    throw InvalidArgument(std::string(spec.name) + " takes " + std::to_string(spec.inputs) +
+                          (spec.inputs == 1 ? " input" : " inputs") + " (got " +
+                          std::to_string(inputs) + ")");
+  }
+  for (const auto& [name, value] : attributes) {
+    if (std::find(spec.attributes.begin(), spec.attributes.end(), name) != spec.attributes.end()) {
+      continue;
+    }
+    std::string known;
+    for (std::string_view a : spec.attributes)
+      known += (known.empty() ? "" : ", ") + std::string(a);
+    throw InvalidArgument(std::string(spec.name) + " has no attribute '" + name.substr(0, 64) +
+                          "' (" + (known.empty() ? "it takes none" : "it takes " + known) + ")");
+  }
+}
+
+}  // namespace onemodel::server

@@ -1,0 +1,76 @@
+// The operations a Run request can name: every eager operation of core/ops, by name, with the
+// inputs and attributes each takes (docs/protocol.md lists them).
+//
+// Each operation is one table row: its name, input count, the attributes it accepts and a
+// function that reads them and calls the core. Attribute readers check presence and type and
+// say what was expected, so a malformed request fails with INVALID_ARGUMENT before any work.
+//
+//   const OpSpec* spec = FindOp("MaxPool2d");
+//   Tensor y = spec->run(OpCall{*spec, inputs, operation.attributes(), ctx});
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/autograd/op_context.h"
+#include "core/tensor/tensor.h"
+#include "onemodel/v1/onemodel.pb.h"
+
+namespace onemodel::server {
+
+using AttributeMap = google::protobuf::Map<std::string, v1::Attribute>;
+struct OpSpec;
+
+// One invocation: the inputs, the attributes and typed readers for them.
+class OpCall {
+ public:
+  OpCall(const OpSpec& spec, std::span<const Tensor> inputs, const AttributeMap& attributes,
+         const OpContext& ctx)
+      : spec_(spec), inputs_(inputs), attributes_(attributes), ctx_(ctx) {}
+
+  const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
+  const OpContext& ctx() const { return ctx_; }
+  bool Has(std::string_view name) const;
+  // Readers: the attribute, or the fallback when absent; a wrong type throws RpcError.
+  int64_t Int(std::string_view name) const;
+  int64_t Int(std::string_view name, int64_t fallback) const;
+  // An int that must fit in 32 bits (axes, dims).
+  int Int32(std::string_view name, int fallback) const;
+  float Float(std::string_view name, float fallback) const;
+  std::string_view String(std::string_view name) const;
+  std::vector<int64_t> Ints(std::string_view name) const;
+  std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
+  // Ints whose values must each fit in 32 bits.
+  std::vector<int> Ints32(std::string_view name, std::vector<int> fallback) const;
+
+ private:
+  // The attribute `name` holding `kind`, or null when absent; throws on another type.
+  const v1::Attribute* Get(std::string_view name, v1::Attribute::ValueCase kind) const;
+  [[noreturn]] void Fail(const std::string& message) const;
+
+  const OpSpec& spec_;
+  std::span<const Tensor> inputs_;
+  const AttributeMap& attributes_;
+  const OpContext& ctx_;
+};
+
+struct OpSpec {
+  std::string_view name;
+  int inputs;
+  std::initializer_list<std::string_view> attributes;
+  Tensor (*run)(const OpCall& call);
+};
+
+// The operation called `name`, or null.
+const OpSpec* FindOp(std::string_view name);
+// Every operation, in the order docs/protocol.md lists them.
+std::span<const OpSpec> AllOps();
+// Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs and knows every
+// attribute in `attributes`.
+void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes);
+
+}  // namespace onemodel::server

@@ -1,0 +1,91 @@
+#include "server/request_context.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+
+#include "server/rpc_error.h"
+
+namespace onemodel::server {
+namespace {
+
+// The value of metadata `key`, or empty.
+std::string_view Metadata(const grpc::CallbackServerContext& ctx, std::string_view key) {
+  const auto& md = ctx.client_metadata();
+  auto it = md.find(grpc::string_ref(key.data(), key.size()));
+  return it == md.end() ? std::string_view()
+                        : std::string_view(it->second.data(), it->second.size());
+}
+
+// Compares without an early exit, so the time taken does not reveal where they differ.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (b.empty() ? 0 : b[i % b.size()]));
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::string& field) {
+  const std::string_view header = Metadata(ctx, kSessionHeader);
+  if (header.empty() && field.empty()) {
+    throw InvalidArgument(
+        "no session id: send the metadata header 'onemodel-session' or set session_id (create "
+        "a session with CreateSession first)");
+  }
+  if (!header.empty() && !field.empty() && header != field) {
+    throw InvalidArgument(
+        "the 'onemodel-session' header and the session_id field name different sessions; send "
+        "one, or the same id in both");
+  }
+  return header.empty() ? field : std::string(header);
+}
+
+void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token) {
+  if (token.empty()) return;
+  const std::string_view sent = Metadata(ctx, "authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (sent.substr(0, kBearer.size()) != kBearer ||
+      !ConstantTimeEquals(sent.substr(kBearer.size()), token)) {
+    throw RpcError(grpc::StatusCode::UNAUTHENTICATED,
+                   "missing or wrong bearer token: send the metadata 'authorization: Bearer "
+                   "<token>' with the token the server was given (--auth-token-file)");
+  }
+}
+
+void CheckLive(const grpc::CallbackServerContext& ctx, std::string_view where) {
+  if (ctx.IsCancelled()) {
+    throw RpcError(grpc::StatusCode::CANCELLED,
+                   "the call was cancelled " + std::string(where) + "; nothing after that ran");
+  }
+  if (std::chrono::system_clock::now() > ctx.deadline()) {
+    throw RpcError(grpc::StatusCode::DEADLINE_EXCEEDED,
+                   "the deadline passed " + std::string(where) + "; nothing after that ran");
+  }
+}
+
+std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
+  static std::atomic<uint64_t> next{1};
+  const std::string_view sent = Metadata(ctx, "x-request-id");
+  if (!sent.empty() && sent.size() <= 64) {
+    bool printable = true;
+    for (char c : sent) printable &= c > 0x20 && c < 0x7F && c != '"' && c != '\\';
+    if (printable) return std::string(sent);
+  }
+  return "r" + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
+}
+
+void CallObserver::Finished(int method, std::chrono::steady_clock::time_point start,
+                            const grpc::Status& status, const std::string& request_id,
+                            int64_t session_serial) const {
+  const auto latency = std::chrono::steady_clock::now() - start;
+  stats_.Record(method, status.error_code(),
+                std::chrono::duration_cast<std::chrono::nanoseconds>(latency));
+  if (status.ok()) return;
+  spdlog::warn("request {} {} session s{} failed: {}: {}", request_id, methods_[method],
+               session_serial, StatusCodeName(status.error_code()), status.error_message());
+}
+
+}  // namespace onemodel::server

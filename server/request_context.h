@@ -1,0 +1,56 @@
+// What every RPC handler does with its call before and after the work: authenticate, find the
+// session id (metadata header or message field), honour cancellation and deadlines, and, when
+// the call ends, count it and log a failure.
+//
+//   CheckAuth(ctx, token);
+//   std::string id = SessionIdOf(*ctx, request.session_id());
+//   ... CheckLive(*ctx, "after 3 of 10 operations") ...
+//   observer.Finished(method, start, status, request_id, session_serial);
+#pragma once
+
+#include <grpcpp/server_context.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/rpc_stats.h"
+
+namespace onemodel::server {
+
+// The request metadata header that names the session (proxies route by it).
+inline constexpr char kSessionHeader[] = "onemodel-session";
+// The reply metadata header that names the server instance.
+inline constexpr char kInstanceHeader[] = "onemodel-instance";
+
+// The session id of a call: the metadata header and the message field must agree when both
+// are given. Throws RpcError INVALID_ARGUMENT when neither is given or they differ.
+std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::string& field);
+
+// Throws RpcError UNAUTHENTICATED unless `token` is empty or the call sends
+// "authorization: Bearer <token>" (compared in constant time).
+void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token);
+
+// Throws RpcError CANCELLED or DEADLINE_EXCEEDED (saying `where`) once the call is over.
+void CheckLive(const grpc::CallbackServerContext& ctx, std::string_view where);
+
+// The client's x-request-id header (printable, at most 64 characters) or a server number.
+std::string RequestIdOf(const grpc::CallbackServerContext& ctx);
+
+// Counts finished calls (RpcStats) and logs each failure with its request id.
+class CallObserver {
+ public:
+  // `methods` names the RpcStats method indices, in order.
+  CallObserver(RpcStats& stats, std::vector<std::string> methods)
+      : stats_(stats), methods_(std::move(methods)) {}
+  void Finished(int method, std::chrono::steady_clock::time_point start, const grpc::Status& status,
+                const std::string& request_id, int64_t session_serial) const;
+
+ private:
+  RpcStats& stats_;
+  const std::vector<std::string> methods_;
+};
+
+}  // namespace onemodel::server

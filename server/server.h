@@ -1,0 +1,63 @@
+// Server: one running onemodeld service (pool, workers, sessions, gRPC service with health and
+// reflection, metrics), started from a ServerConfig. The daemon (daemon.h) wraps it with signal
+// handling; benchmarks and tests start one in-process.
+//
+//   ServerConfig config;
+//   config.listen = "127.0.0.1:0";
+//   Server server(config);                      // serving once constructed
+//   Connect(server.grpc_address());
+//   server.Shutdown(std::chrono::seconds(5));   // drain, close sessions
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/memory/buffer_pool.h"
+#include "server/config.h"
+#include "server/metrics.h"
+#include "server/rpc_stats.h"
+#include "server/service.h"
+#include "server/session_manager.h"
+#include "server/strand.h"
+
+namespace onemodel::server {
+
+class Server {
+ public:
+  // Starts serving. `extra_services` (benchmarks' baselines) are served beside ours. Throws
+  // std::runtime_error with a message a person can act on when it cannot start.
+  explicit Server(const ServerConfig& config, std::vector<grpc::Service*> extra_services = {});
+  // Shuts down at once if Shutdown() was not called.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Health NOT_SERVING, in-flight calls get `drain` to finish (then are cancelled), every
+  // session is closed, metrics stop. Returns how many sessions were still open.
+  int64_t Shutdown(std::chrono::milliseconds drain);
+
+  const std::string& grpc_address() const { return grpc_address_; }
+  const std::string& metrics_address() const { return metrics_address_; }  // empty: off
+  const std::string& instance_id() const { return instance_id_; }
+  SessionManager& sessions() { return sessions_; }
+
+ private:
+  const ServerConfig config_;
+  const std::string instance_id_;
+  BufferPool pool_;
+  WorkerPool workers_;
+  SessionManager sessions_;
+  RpcStats rpc_stats_;
+  std::unique_ptr<OneModelService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsExporter> metrics_;
+  std::string grpc_address_;
+  std::string metrics_address_;
+  bool shut_down_ = false;
+};
+
+}  // namespace onemodel::server

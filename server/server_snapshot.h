@@ -1,0 +1,47 @@
+// ServerSnapshot: one consistent reading of everything onemodeld reports about its memory and
+// sessions, taken on demand (a GetStats call, a WatchStats tick, a Prometheus scrape).
+//
+// The session manager fills it; the gRPC Stats message and the Prometheus metrics are both
+// made from it, so the two always agree.
+//
+//   ServerSnapshot s = sessions.Snapshot();
+//   s.pool.rented_bytes;  s.sessions.open;  s.per_session[0].arena.resets;
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/memory/arena.h"
+#include "core/memory/buffer_pool.h"
+
+namespace onemodel::server {
+
+struct SessionCounters {
+  int64_t open = 0;
+  int64_t created = 0;
+  int64_t closed = 0;   // by CloseSession or at shutdown
+  int64_t expired = 0;  // after their idle timeout
+  int64_t leaked_buffers_reclaimed = 0;
+};
+
+// One session, as metrics may show it: `serial` is a public number (the session id is a
+// secret and never appears in metrics or logs).
+struct SessionSnapshot {
+  int64_t serial = 0;
+  std::string kernel_variant;
+  ArenaStats arena;
+  int64_t handles = 0;
+  int64_t pool_buffers = 0;  // pool buffers the session holds
+  int64_t pool_bytes = 0;
+  int64_t memory_limit_bytes = 0;
+  int64_t requests = 0;
+};
+
+struct ServerSnapshot {
+  PoolStats pool;
+  SessionCounters sessions;
+  std::vector<SessionSnapshot> per_session;
+};
+
+}  // namespace onemodel::server

@@ -1,0 +1,282 @@
+#include "server/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/memory/memory_budget.h"
+#include "server/rpc_error.h"
+#include "server/session_ops.h"
+#include "server/stats_proto.h"
+#include "server/status_mapping.h"
+#include "server/stream_reactors.h"
+#include "server/tensor_codec.h"
+#include "server/tensor_info.h"
+
+namespace onemodel::server {
+
+std::vector<std::string> MethodNames() {
+  return {"Ping",      "CreateSession", "KeepAlive",      "CloseSession",   "PutTensor",
+          "GetTensor", "UploadTensor",  "DownloadTensor", "DescribeTensor", "ReleaseTensors",
+          "Run",       "Backward",      "ResetArena",     "GetStats",       "WatchStats"};
+}
+
+OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,
+                                 RpcStats& rpc_stats, std::string instance_id,
+                                 std::string auth_token)
+    : config_(config),
+      sessions_(sessions),
+      rpc_stats_(rpc_stats),
+      observer_(rpc_stats, MethodNames()),
+      instance_id_(std::move(instance_id)),
+      auth_token_(std::move(auth_token)) {}
+
+OneModelService::Call OneModelService::Begin(Method method, Context* ctx) const {
+  ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
+  Call call{method, ctx};
+  call.request_id = RequestIdOf(*ctx);
+  CheckAuth(*ctx, auth_token_);
+  return call;
+}
+
+void OneModelService::End(const Call& call, const grpc::Status& status) const {
+  observer_.Finished(static_cast<int>(call.method), call.start, status, call.request_id,
+                     call.session_serial);
+}
+
+std::shared_ptr<Session> OneModelService::SessionOf(Call& call, const std::string& field) const {
+  std::shared_ptr<Session> session = sessions_.Find(SessionIdOf(*call.ctx, field));
+  call.session_serial = session->serial();
+  return session;
+}
+
+template <typename Work>
+OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Work work) {
+  Unary* reactor = ctx->DefaultReactor();
+  grpc::Status status;
+  Call call{method, ctx};
+  try {
+    call = Begin(method, ctx);
+    work(call);
+  } catch (...) {
+    status = CurrentExceptionStatus();
+  }
+  End(call, status);
+  reactor->Finish(status);
+  return reactor;
+}
+
+template <typename Work>
+OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
+                                                   const std::string& session_field, Work work) {
+  Unary* reactor = ctx->DefaultReactor();
+  Call call{method, ctx};
+  std::shared_ptr<Session> session;
+  try {
+    call = Begin(method, ctx);
+    session = SessionOf(call, session_field);
+  } catch (...) {
+    const grpc::Status status = CurrentExceptionStatus();
+    End(call, status);
+    reactor->Finish(status);
+    return reactor;
+  }
+  Session& s = *session;
+  s.strand().Post([this, reactor, call = std::move(call), session = std::move(session),
+                   work = std::move(work)] {
+    grpc::Status status;
+    try {
+      if (session->closed()) {
+        throw NotFound("session s" + std::to_string(session->serial()) +
+                       " was closed while this request waited; create a new session");
+      }
+      CheckLive(*call.ctx, "before it started");
+      work(*session);
+    } catch (...) {
+      status = CurrentExceptionStatus();
+    }
+    if (!session->closed()) session->Publish();
+    End(call, status);
+    reactor->Finish(status);
+  });
+  return reactor;
+}
+
+OneModelService::Unary* OneModelService::Ping(Context* ctx, const v1::PingRequest*,
+                                              v1::PingReply* reply) {
+  return Inline(Method::kPing, ctx, [&](Call&) { reply->set_server_instance_id(instance_id_); });
+}
+
+OneModelService::Unary* OneModelService::CreateSession(Context* ctx,
+                                                       const v1::CreateSessionRequest* request,
+                                                       v1::CreateSessionReply* reply) {
+  return Inline(Method::kCreateSession, ctx, [&](Call& call) {
+    if (!v1::KernelChoice_IsValid(request->kernels())) {
+      throw InvalidArgument(
+          "kernels " + std::to_string(request->kernels()) +
+          " is not defined; use KERNEL_CHOICE_FAST (1) or KERNEL_CHOICE_EXACT (2)");
+    }
+    SessionRequest r;
+    r.exact_kernels = request->kernels() == v1::KERNEL_CHOICE_EXACT;
+    r.arena_chunk_bytes = request->arena_chunk_bytes();
+    r.memory_limit_bytes = request->memory_limit_bytes();
+    r.idle_timeout_ms = request->idle_timeout_ms();
+    r.client_name = request->client_name();
+    std::shared_ptr<Session> s = sessions_.Create(r);
+    call.session_serial = s->serial();
+    const SessionOptions& o = s->options();
+    reply->set_session_id(o.id);
+    reply->set_kernel_variant(std::string(o.kernels->name()));
+    reply->set_server_instance_id(instance_id_);
+    reply->set_arena_chunk_bytes(o.arena_chunk_bytes);
+    reply->set_memory_limit_bytes(o.memory_limit_bytes);
+    reply->set_idle_timeout_ms(o.idle_timeout.count());
+    reply->set_max_message_bytes(config_.max_message_bytes);
+    spdlog::info(
+        "request {} session s{} created: kernels {}, memory limit {}, idle timeout {} ms, "
+        "arena chunk {}, client '{}'",
+        call.request_id, o.serial, o.kernels->name(), FormatBytes(o.memory_limit_bytes),
+        o.idle_timeout.count(), FormatBytes(o.arena_chunk_bytes), o.client_name);
+  });
+}
+
+OneModelService::Unary* OneModelService::KeepAlive(Context* ctx,
+                                                   const v1::KeepAliveRequest* request,
+                                                   v1::KeepAliveReply* reply) {
+  return Inline(Method::kKeepAlive, ctx, [&](Call& call) {
+    std::shared_ptr<Session> s = SessionOf(call, request->session_id());
+    s->Touch();
+    reply->set_server_instance_id(instance_id_);
+    reply->set_idle_timeout_ms(s->options().idle_timeout.count());
+  });
+}
+
+OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
+                                                      const v1::CloseSessionRequest* request,
+                                                      v1::CloseSessionReply* reply) {
+  Unary* reactor = ctx->DefaultReactor();
+  Call call{Method::kCloseSession, ctx};
+  try {
+    call = Begin(Method::kCloseSession, ctx);
+    std::shared_ptr<Session> s = SessionOf(call, request->session_id());
+    sessions_.Close(s->id(), [this, reactor, reply, call](int64_t leaked, int64_t bytes) {
+      reply->set_leaked_buffers(leaked);
+      reply->set_released_bytes(bytes);
+      End(call, grpc::Status::OK);
+      reactor->Finish(grpc::Status::OK);
+    });
+  } catch (...) {
+    const grpc::Status status = CurrentExceptionStatus();
+    End(call, status);
+    reactor->Finish(status);
+  }
+  return reactor;
+}
+
+OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
+                                                   const v1::PutTensorRequest* request,
+                                                   v1::TensorInfo* reply) {
+  return OnSession(Method::kPutTensor, ctx, request->session_id(), [=](Session& s) {
+    const Placement placement = PlacementOf(request->placement(), Placement::kPool);
+    Tensor value =
+        DecodeTensor(request->tensor(), UploadAllocator(s, placement, request->target()));
+    StoreTensor(s, value, placement, request->requires_grad(), request->target(), reply);
+  });
+}
+
+OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
+                                                   const v1::GetTensorRequest* request,
+                                                   onnx::TensorProto* reply) {
+  return OnSession(Method::kGetTensor, ctx, request->session_id(), [=, this](Session& s) {
+    const Tensor& t = s.handles().Find(request->handle()).tensor;
+    const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
+    // Room for the message's own fields (dims, type) besides the raw bytes.
+    constexpr int64_t kEnvelope = 1024;
+    if (bytes > config_.max_message_bytes - kEnvelope) {
+      throw ResourceExhausted("tensor '" + request->handle() + "' holds " + std::to_string(bytes) +
+                              " bytes, more than fits in one message of at most " +
+                              std::to_string(config_.max_message_bytes) +
+                              " bytes (--max-message-bytes); fetch it with DownloadTensor");
+    }
+    EncodeTensor(t, s.ledger(), reply);
+  });
+}
+
+OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
+                                                        const v1::DescribeTensorRequest* request,
+                                                        v1::TensorInfo* reply) {
+  return OnSession(Method::kDescribeTensor, ctx, request->session_id(), [=](Session& s) {
+    FillTensorInfo(request->handle(), s.handles().Find(request->handle()), reply);
+  });
+}
+
+OneModelService::Unary* OneModelService::ReleaseTensors(Context* ctx,
+                                                        const v1::ReleaseTensorsRequest* request,
+                                                        v1::ReleaseTensorsReply* reply) {
+  return OnSession(Method::kReleaseTensors, ctx, request->session_id(),
+                   [=](Session& s) { reply->set_released(ReleaseHandles(s, request->handles())); });
+}
+
+OneModelService::Unary* OneModelService::Run(Context* ctx, const v1::RunRequest* request,
+                                             v1::RunReply* reply) {
+  return OnSession(Method::kRun, ctx, request->session_id(), [=, this](Session& s) {
+    ExecuteRun(s, *request, config_.max_run_operations, *ctx, reply);
+  });
+}
+
+OneModelService::Unary* OneModelService::Backward(Context* ctx, const v1::BackwardRequest* request,
+                                                  v1::BackwardReply* reply) {
+  return OnSession(Method::kBackward, ctx, request->session_id(),
+                   [=](Session& s) { ExecuteBackward(s, *request, reply); });
+}
+
+OneModelService::Unary* OneModelService::ResetArena(Context* ctx,
+                                                    const v1::ResetArenaRequest* request,
+                                                    v1::ResetArenaReply* reply) {
+  return OnSession(Method::kResetArena, ctx, request->session_id(), [=](Session& s) {
+    reply->set_stale_handles(s.ResetArena());
+    FillArenaStats(s.arena().Stats(), reply->mutable_arena());
+  });
+}
+
+void OneModelService::FillServerStats(const Session* session, v1::Stats* stats) const {
+  FillStats(sessions_.Snapshot(), rpc_stats_, stats);
+  stats->set_server_instance_id(instance_id_);
+  if (!session) return;
+  const SessionSnapshot snap = session->Snapshot();
+  v1::SessionStats* out = stats->mutable_session();
+  out->set_session_id(session->id());
+  out->set_kernel_variant(snap.kernel_variant);
+  FillArenaStats(snap.arena, out->mutable_arena());
+  out->set_handles(snap.handles);
+  out->set_pool_buffers(snap.pool_buffers);
+  out->set_pool_bytes(snap.pool_bytes);
+  out->set_memory_limit_bytes(snap.memory_limit_bytes);
+  out->set_requests(snap.requests);
+}
+
+OneModelService::Unary* OneModelService::GetStats(Context* ctx, const v1::StatsRequest* request,
+                                                  v1::Stats* reply) {
+  return Inline(Method::kGetStats, ctx, [&](Call& call) {
+    std::shared_ptr<Session> session;
+    if (!request->session_id().empty() || ctx->client_metadata().count(kSessionHeader)) {
+      session = SessionOf(call, request->session_id());
+    }
+    FillServerStats(session.get(), reply);
+  });
+}
+
+grpc::ServerReadReactor<v1::UploadTensorRequest>* OneModelService::UploadTensor(
+    Context* ctx, v1::TensorInfo* reply) {
+  return new UploadReactor(*this, ctx, reply);
+}
+
+grpc::ServerWriteReactor<v1::DownloadTensorReply>* OneModelService::DownloadTensor(
+    Context* ctx, const v1::DownloadTensorRequest* request) {
+  return new DownloadReactor(*this, ctx, request);
+}
+
+grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(
+    Context* ctx, const v1::WatchStatsRequest* request) {
+  return new WatchStatsReactor(*this, ctx, request);
+}
+
+}  // namespace onemodel::server

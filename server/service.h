@@ -1,0 +1,121 @@
+// OneModelService: the gRPC service of onemodeld (proto/onemodel/v1/onemodel.proto).
+//
+// Built on gRPC's callback API: handlers never block a gRPC thread. Calls that touch a session
+// are posted to its strand (one at a time per session, in parallel across sessions, on the
+// worker pool); Ping, CreateSession and GetStats answer at once. Every reply carries the
+// server instance id in the `onemodel-instance` metadata; every call is counted in RpcStats
+// and each failure is logged once with its request id.
+//
+//   OneModelService service(config, sessions, rpc_stats, instance_id, auth_token);
+//   builder.RegisterService(&service);
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "onemodel/v1/onemodel.grpc.pb.h"
+#include "server/config.h"
+#include "server/request_context.h"
+#include "server/rpc_stats.h"
+#include "server/session_manager.h"
+
+namespace onemodel::server {
+
+// The RPCs, in the order RpcStats numbers them.
+enum class Method {
+  kPing,
+  kCreateSession,
+  kKeepAlive,
+  kCloseSession,
+  kPutTensor,
+  kGetTensor,
+  kUploadTensor,
+  kDownloadTensor,
+  kDescribeTensor,
+  kReleaseTensors,
+  kRun,
+  kBackward,
+  kResetArena,
+  kGetStats,
+  kWatchStats,
+};
+// Their names, indexed by Method.
+std::vector<std::string> MethodNames();
+
+class OneModelService final : public v1::OneModel::CallbackService {
+ public:
+  OneModelService(const ServerConfig& config, SessionManager& sessions, RpcStats& rpc_stats,
+                  std::string instance_id, std::string auth_token);
+
+  using Context = grpc::CallbackServerContext;
+  using Unary = grpc::ServerUnaryReactor;
+
+  Unary* Ping(Context* ctx, const v1::PingRequest* request, v1::PingReply* reply) override;
+  Unary* CreateSession(Context* ctx, const v1::CreateSessionRequest* request,
+                       v1::CreateSessionReply* reply) override;
+  Unary* KeepAlive(Context* ctx, const v1::KeepAliveRequest* request,
+                   v1::KeepAliveReply* reply) override;
+  Unary* CloseSession(Context* ctx, const v1::CloseSessionRequest* request,
+                      v1::CloseSessionReply* reply) override;
+  Unary* PutTensor(Context* ctx, const v1::PutTensorRequest* request,
+                   v1::TensorInfo* reply) override;
+  Unary* GetTensor(Context* ctx, const v1::GetTensorRequest* request,
+                   onnx::TensorProto* reply) override;
+  grpc::ServerReadReactor<v1::UploadTensorRequest>* UploadTensor(Context* ctx,
+                                                                 v1::TensorInfo* reply) override;
+  grpc::ServerWriteReactor<v1::DownloadTensorReply>* DownloadTensor(
+      Context* ctx, const v1::DownloadTensorRequest* request) override;
+  Unary* DescribeTensor(Context* ctx, const v1::DescribeTensorRequest* request,
+                        v1::TensorInfo* reply) override;
+  Unary* ReleaseTensors(Context* ctx, const v1::ReleaseTensorsRequest* request,
+                        v1::ReleaseTensorsReply* reply) override;
+  Unary* Run(Context* ctx, const v1::RunRequest* request, v1::RunReply* reply) override;
+  Unary* Backward(Context* ctx, const v1::BackwardRequest* request,
+                  v1::BackwardReply* reply) override;
+  Unary* ResetArena(Context* ctx, const v1::ResetArenaRequest* request,
+                    v1::ResetArenaReply* reply) override;
+  Unary* GetStats(Context* ctx, const v1::StatsRequest* request, v1::Stats* reply) override;
+  grpc::ServerWriteReactor<v1::Stats>* WatchStats(Context* ctx,
+                                                  const v1::WatchStatsRequest* request) override;
+
+  // Shared with the streaming reactors (stream_reactors.h).
+  struct Call {
+    Call(Method m, Context* c) : method(m), ctx(c) {}
+    Method method;
+    Context* ctx;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    std::string request_id;
+    int64_t session_serial = 0;
+  };
+  // Starts a call: reply metadata, request id, authentication (throws RpcError).
+  Call Begin(Method method, Context* ctx) const;
+  // Counts and logs a finished call.
+  void End(const Call& call, const grpc::Status& status) const;
+  // The session the call names (throws RpcError NOT_FOUND / INVALID_ARGUMENT).
+  std::shared_ptr<Session> SessionOf(Call& call, const std::string& field) const;
+  // Fills `stats` (pool, counters, RPCs; the session's own part when `session` is set).
+  void FillServerStats(const Session* session, v1::Stats* stats) const;
+
+  const ServerConfig& config() const { return config_; }
+  SessionManager& sessions() const { return sessions_; }
+
+ private:
+  // Runs `work(session)` on the strand of the session the call names, then finishes.
+  template <typename Work>
+  Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
+  // Runs `work()` on the calling thread, then finishes.
+  template <typename Work>
+  Unary* Inline(Method method, Context* ctx, Work work);
+
+  const ServerConfig& config_;
+  SessionManager& sessions_;
+  RpcStats& rpc_stats_;
+  CallObserver observer_;
+  const std::string instance_id_;
+  const std::string auth_token_;
+};
+
+}  // namespace onemodel::server

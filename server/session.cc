@@ -1,0 +1,77 @@
+#include "server/session.h"
+
+#include <exception>
+
+#include "core/common/exceptions.h"
+
+namespace onemodel::server {
+
+Session::Session(const SessionOptions& options, BufferPool& pool, MemoryBudget* server_budget,
+                 WorkerPool& workers)
+    : options_(options),
+      budget_("session memory limit", options.memory_limit_bytes, server_budget),
+      ledger_(pool, &budget_),
+      arena_(pool, options.arena_chunk_bytes, &budget_),
+      handles_(options.max_handles),
+      strand_(workers),
+      last_used_(Clock::now().time_since_epoch().count()) {
+  published_.serial = options.serial;
+  published_.kernel_variant = std::string(options.kernels->name());
+  published_.memory_limit_bytes = options.memory_limit_bytes;
+}
+
+int64_t Session::ResetArena() {
+  const int64_t stale = handles_.ResetArena();
+  arena_.Reset();
+  return stale;
+}
+
+int64_t Session::Close() {
+  closed_ = true;
+  handles_.Clear();  // drops the tensors and the backward graphs they hold
+  const int64_t leaked_before = ledger_.leaked();
+  std::exception_ptr overrun;
+  try {
+    ledger_.ReclaimAll();
+  } catch (const BufferOverrunException&) {
+    overrun = std::current_exception();
+  }
+  try {
+    arena_.Clear();
+  } catch (const BufferOverrunException&) {
+    if (!overrun) overrun = std::current_exception();
+  }
+  Publish();
+  if (overrun) std::rethrow_exception(overrun);
+  return ledger_.leaked() - leaked_before;
+}
+
+void Session::Publish() {
+  ++requests_;
+  SessionSnapshot s;
+  s.arena = arena_.Stats();
+  s.handles = handles_.size();
+  s.pool_buffers = ledger_.rented_buffers();
+  s.pool_bytes = ledger_.rented_bytes();
+  s.requests = requests_;
+  {
+    std::lock_guard guard(published_mutex_);
+    s.serial = published_.serial;
+    s.kernel_variant = std::move(published_.kernel_variant);
+    s.memory_limit_bytes = published_.memory_limit_bytes;
+    published_ = std::move(s);
+  }
+  Touch();
+}
+
+SessionSnapshot Session::Snapshot() const {
+  std::lock_guard guard(published_mutex_);
+  return published_;
+}
+
+bool Session::Expired(Clock::time_point now) const {
+  const Clock::time_point last{Clock::duration(last_used_.load())};
+  return now - last >= options_.idle_timeout && !strand_.busy();
+}
+
+}  // namespace onemodel::server

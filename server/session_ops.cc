@@ -1,0 +1,229 @@
+#include "server/session_ops.h"
+
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "core/autograd/backward_record.h"
+#include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
+#include "core/ops/conversion.h"
+#include "server/op_registry.h"
+#include "server/request_context.h"
+#include "server/rpc_error.h"
+#include "server/status_mapping.h"
+#include "server/tensor_codec.h"
+#include "server/tensor_info.h"
+
+namespace onemodel::server {
+namespace {
+
+// The tensor an Input names; `outputs` are the earlier results of the same run (none for
+// Backward's grad_output).
+Tensor ResolveInput(Session& session, const v1::Input& input, std::span<const Tensor> outputs,
+                    const char* where) {
+  switch (input.source_case()) {
+    case v1::Input::kHandle:
+      return session.handles().Find(input.handle()).tensor;
+    case v1::Input::kOutput:
+      if (input.output() < 0 || static_cast<size_t>(input.output()) >= outputs.size()) {
+        throw InvalidArgument(std::string(where) + " refers to output " +
+                              std::to_string(input.output()) + ", but only " +
+                              std::to_string(outputs.size()) +
+                              " earlier outputs exist here (outputs are numbered from 0 in "
+                              "request order)");
+      }
+      return outputs[static_cast<size_t>(input.output())];
+    case v1::Input::kTensor:
+      return DecodeTensor(input.tensor(), session.arena());
+    case v1::Input::SOURCE_NOT_SET:
+      break;
+  }
+  throw InvalidArgument(std::string(where) + " has no source: set handle, output or tensor");
+}
+
+// Moves `t` into the pool when asked and it lives elsewhere (a view of an arena tensor).
+Tensor Place(Session& session, Placement placement, const Tensor& t) {
+  if (placement == Placement::kPool && t.buffer()->owner() != &session.ledger()) {
+    return ops::Copy(t, session.PoolContext());
+  }
+  return t;
+}
+
+// Whether a pool result owns its buffer: it does unless it shares one with `others`.
+bool OwnsBuffer(const Tensor& t, std::span<const Tensor> others) {
+  for (const Tensor& o : others) {
+    if (!o.is_null() && o.buffer() == t.buffer()) return false;
+  }
+  return true;
+}
+
+// Returns the pool buffers of results that will get no handle (a failed run).
+void DisposeUnnamed(Session& session, std::span<const Tensor> results,
+                    const std::vector<bool>& owns) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    Tensor t = results[i];
+    if (owns[i] && t.buffer()->owner() == &session.ledger() && !t.IsStale()) t.Dispose();
+  }
+}
+
+}  // namespace
+
+Placement PlacementOf(v1::Placement placement, Placement fallback) {
+  switch (placement) {
+    case v1::PLACEMENT_UNSPECIFIED:
+      return fallback;
+    case v1::PLACEMENT_POOL:
+      return Placement::kPool;
+    case v1::PLACEMENT_ARENA:
+      return Placement::kArena;
+    default:
+      break;
+  }
+  throw InvalidArgument("placement " + std::to_string(placement) +
+                        " is not defined; use PLACEMENT_POOL (1) or PLACEMENT_ARENA (2)");
+}
+
+Allocator& UploadAllocator(Session& session, Placement placement, const std::string& target) {
+  if (placement == Placement::kArena && target.empty()) return session.arena();
+  return session.ledger();
+}
+
+void StoreTensor(Session& session, Tensor value, Placement placement, bool requires_grad,
+                 const std::string& target, v1::TensorInfo* reply) {
+  try {
+    if (!target.empty()) {
+      const HandleEntry& entry = session.handles().Find(target);
+      if (entry.tensor.dtype() != value.dtype() || !(entry.tensor.shape() == value.shape())) {
+        throw InvalidArgument("cannot write " + std::string(OnnxName(value.dtype())) + " " +
+                              value.shape().ToString() + " into target '" + target +
+                              "', which is " + std::string(OnnxName(entry.tensor.dtype())) + " " +
+                              entry.tensor.shape().ToString() + "; send the same type and shape");
+      }
+      {
+        NoGrad no_grad;
+        Tensor destination = entry.tensor;
+        destination.CopyFrom(value);
+      }
+      value.Dispose();
+      FillTensorInfo(target, entry, reply);
+      return;
+    }
+    if (requires_grad) value = value.WithRequiresGrad();
+    const std::string handle = session.handles().Add(value, placement, /*owns_buffer=*/true);
+    FillTensorInfo(handle, session.handles().Find(handle), reply);
+  } catch (...) {
+    if (value.buffer()->owner() == &session.ledger() && !value.IsStale()) value.Dispose();
+    throw;
+  }
+}
+
+void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_operations,
+                const grpc::CallbackServerContext& ctx, v1::RunReply* reply) {
+  const int n = request.operations_size();
+  if (n > max_operations) {
+    throw ResourceExhausted(
+        "the run has " + std::to_string(n) + " operations, more than the server's limit of " +
+        std::to_string(max_operations) + " (--max-run-operations); split it into several runs");
+  }
+  session.handles().Reserve(n);
+  if (request.reset_arena()) session.ResetArena();
+  std::optional<NoGrad> no_grad;
+  if (request.no_grad()) no_grad.emplace();
+
+  std::vector<Tensor> results;
+  std::vector<bool> owns;
+  std::vector<Placement> placements;
+  results.reserve(static_cast<size_t>(n));
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < n; ++i) {
+    const v1::Operation& op = request.operations(i);
+    try {
+      CheckLive(ctx, "after " + std::to_string(i) + " of " + std::to_string(n) + " operations");
+      const OpSpec* spec = FindOp(op.op());
+      if (!spec) {
+        throw InvalidArgument("unknown operation '" + op.op().substr(0, 64) +
+                              "'; docs/protocol.md lists the operations");
+      }
+      CheckSignature(*spec, op.inputs_size(), op.attributes());
+      inputs.clear();
+      for (int j = 0; j < op.inputs_size(); ++j) {
+        const std::string where = "input " + std::to_string(j);
+        inputs.push_back(ResolveInput(session, op.inputs(j), results, where.c_str()));
+      }
+      const Placement placement = PlacementOf(op.placement(), Placement::kArena);
+      const OpContext oc =
+          placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
+      const Tensor y =
+          Place(session, placement, spec->run(OpCall(*spec, inputs, op.attributes(), oc)));
+      owns.push_back(OwnsBuffer(y, inputs));
+      placements.push_back(placement);
+      results.push_back(y);
+    } catch (...) {
+      DisposeUnnamed(session, results, owns);
+      const grpc::Status status = CurrentExceptionStatus();
+      throw RpcError(status.error_code(), "operation " + std::to_string(i) + " (" +
+                                              op.op().substr(0, 64) +
+                                              "): " + status.error_message());
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    const std::string handle = session.handles().Add(results[k], placements[k], owns[k]);
+    FillTensorInfo(handle, session.handles().Find(handle), reply->add_outputs());
+  }
+}
+
+void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
+                     v1::BackwardReply* reply) {
+  const Tensor root = session.handles().Find(request.root()).tensor;
+  if (const BackwardRecord* record = GradFn(root); record && record->released()) {
+    throw FailedPrecondition("the graph behind root '" + request.root() +
+                             "' was freed by an earlier backward; run the forward again, or "
+                             "pass retain_graph to keep a graph for several backward calls");
+  }
+  std::vector<Tensor> known{root};
+  std::optional<Tensor> grad_output;
+  if (request.has_grad_output()) {
+    grad_output = ResolveInput(session, request.grad_output(), {}, "grad_output");
+    known.push_back(*grad_output);
+  }
+  std::vector<Tensor> inputs;
+  for (const std::string& h : request.inputs()) inputs.push_back(session.handles().Find(h).tensor);
+  known.insert(known.end(), inputs.begin(), inputs.end());
+  session.handles().Reserve(static_cast<int64_t>(inputs.size()));
+
+  const Placement placement = PlacementOf(request.placement(), Placement::kArena);
+  const OpContext oc =
+      placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
+  std::vector<Tensor> grads = Backward(root, grad_output ? &*grad_output : nullptr, inputs, oc,
+                                       {.retain_graph = request.retain_graph()});
+  for (Tensor& g : grads) {
+    g = Place(session, placement, g);
+    const bool owns = OwnsBuffer(g, known);
+    known.push_back(g);
+    const std::string handle = session.handles().Add(g, placement, owns);
+    FillTensorInfo(handle, session.handles().Find(handle), reply->add_gradients());
+  }
+}
+
+int64_t ReleaseHandles(Session& session,
+                       const google::protobuf::RepeatedPtrField<std::string>& handles) {
+  std::unordered_set<std::string_view> seen;
+  for (const std::string& h : handles) {
+    session.handles().CheckExists(h);
+    if (!seen.insert(h).second) {
+      throw InvalidArgument("handle '" + h.substr(0, 48) +
+                            "' is listed twice; nothing was released");
+    }
+  }
+  for (const std::string& h : handles) {
+    HandleEntry entry = session.handles().Remove(h);
+    if (entry.owns_buffer && entry.placement == Placement::kPool && !entry.tensor.IsStale()) {
+      entry.tensor.Dispose();
+    }
+  }
+  return handles.size();
+}
+
+}  // namespace onemodel::server

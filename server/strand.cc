@@ -1,0 +1,86 @@
+#include "server/strand.h"
+
+#include <utility>
+
+namespace onemodel::server {
+
+WorkerPool::WorkerPool(int threads) {
+  threads_.reserve(static_cast<size_t>(threads));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard guard(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkerPool::Post(std::function<void()> task) {
+  {
+    std::lock_guard guard(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  ready_.notify_one();
+}
+
+void WorkerPool::Loop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and everything queued has run
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void Strand::Post(std::function<void()> task) {
+  PostAsync([task = std::move(task)](Done done) {
+    task();
+    done();
+  });
+}
+
+void Strand::PostAsync(std::function<void(Done)> task) {
+  {
+    std::lock_guard guard(mutex_);
+    queue_.push_back(std::move(task));
+    if (running_) return;
+    running_ = true;
+  }
+  pool_.Post([this] { RunNext(); });
+}
+
+bool Strand::busy() const {
+  std::lock_guard guard(mutex_);
+  return running_;
+}
+
+void Strand::RunNext() {
+  std::function<void(Done)> task;
+  {
+    std::lock_guard guard(mutex_);
+    task = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  task([this] { Finish(); });
+}
+
+void Strand::Finish() {
+  {
+    std::lock_guard guard(mutex_);
+    if (queue_.empty()) {
+      running_ = false;
+      return;
+    }
+  }
+  pool_.Post([this] { RunNext(); });
+}
+
+}  // namespace onemodel::server

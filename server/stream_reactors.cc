@@ -1,0 +1,275 @@
+#include "server/stream_reactors.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "server/rpc_error.h"
+#include "server/session_ops.h"
+#include "server/status_mapping.h"
+#include "server/tensor_codec.h"
+
+namespace onemodel::server {
+namespace {
+
+constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
+// Room for a chunk message's own framing besides its bytes.
+constexpr int64_t kEnvelope = 1024;
+
+grpc::Status SessionClosedWhileWaiting(const Session& s) {
+  return {grpc::StatusCode::NOT_FOUND, "session s" + std::to_string(s.serial()) +
+                                           " was closed while this request waited; create a new "
+                                           "session"};
+}
+
+}  // namespace
+
+// --- UploadTensor ---
+
+UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
+                             v1::TensorInfo* reply)
+    : service_(service), call_{Method::kUploadTensor, ctx}, reply_(reply) {
+  try {
+    call_ = service_.Begin(Method::kUploadTensor, ctx);
+  } catch (...) {
+    Finish(CurrentExceptionStatus());
+    return;
+  }
+  StartRead(&message_);
+}
+
+void UploadReactor::OnReadDone(bool ok) {
+  if (!ok) {  // the client finished sending, or the call broke
+    if (call_.ctx->IsCancelled()) {
+      Fail({grpc::StatusCode::CANCELLED, "the upload was cancelled; nothing was kept"});
+    } else if (!session_) {
+      Fail({grpc::StatusCode::INVALID_ARGUMENT,
+            "the upload ended before its header: send an UploadHeader, then the data"});
+    } else if (received_ != total_) {
+      Fail({grpc::StatusCode::INVALID_ARGUMENT,
+            "the upload ended after " + std::to_string(received_) + " of the " +
+                std::to_string(total_) + " bytes its header announced; nothing was kept"});
+    } else {
+      Complete();
+    }
+    return;
+  }
+  if (!session_) {
+    if (message_.part_case() != v1::UploadTensorRequest::kHeader) {
+      Fail({grpc::StatusCode::INVALID_ARGUMENT,
+            "the first message of an upload must be its header (UploadHeader)"});
+      return;
+    }
+    header_ = std::move(*message_.mutable_header());
+    try {
+      session_ = service_.SessionOf(call_, header_.session_id());
+    } catch (...) {
+      Fail(CurrentExceptionStatus());
+      return;
+    }
+    session_->strand().PostAsync([this](Strand::Done done) {
+      release_strand_ = std::move(done);
+      Start();
+    });
+    return;
+  }
+  if (message_.part_case() != v1::UploadTensorRequest::kData) {
+    Fail({grpc::StatusCode::INVALID_ARGUMENT,
+          "an upload sends one header, then only data messages; got a second header"});
+    return;
+  }
+  Append(message_.data());
+}
+
+void UploadReactor::Start() {
+  try {
+    if (session_->closed()) {
+      Fail(SessionClosedWhileWaiting(*session_));
+      return;
+    }
+    const TensorHeader h = DecodeHeader(
+        header_.data_type(), std::span<const int64_t>(header_.dims().data(), header_.dims_size()));
+    placement_ = PlacementOf(header_.placement(), Placement::kPool);
+    if (!header_.target().empty()) session_->handles().Find(header_.target());
+    tensor_ =
+        Tensor::Empty(h.shape, h.dtype, UploadAllocator(*session_, placement_, header_.target()));
+    total_ = h.bytes;
+  } catch (...) {
+    Fail(CurrentExceptionStatus());
+    return;
+  }
+  StartRead(&message_);
+}
+
+void UploadReactor::Append(const std::string& data) {
+  const int64_t n = static_cast<int64_t>(data.size());
+  if (n > total_ - received_) {
+    Fail({grpc::StatusCode::INVALID_ARGUMENT, "the upload sent more than the " +
+                                                  std::to_string(total_) +
+                                                  " bytes its header announced; nothing was kept"});
+    return;
+  }
+  // The new tensor is seen by nobody else until Complete(): write its buffer directly.
+  std::memcpy(tensor_.buffer()->data() + received_, data.data(), static_cast<size_t>(n));
+  received_ += n;
+  StartRead(&message_);
+}
+
+void UploadReactor::Complete() {
+  grpc::Status status;
+  try {
+    Tensor value = tensor_;
+    tensor_ = Tensor();  // StoreTensor owns it now (and frees it on failure)
+    StoreTensor(*session_, value, placement_, header_.requires_grad(), header_.target(), reply_);
+  } catch (...) {
+    status = CurrentExceptionStatus();
+  }
+  Finish(status);
+}
+
+void UploadReactor::Fail(const grpc::Status& status) {
+  if (!tensor_.is_null() && tensor_.buffer()->owner() == &session_->ledger() &&
+      !tensor_.IsStale()) {
+    tensor_.Dispose();
+  }
+  tensor_ = Tensor();
+  Finish(status);
+}
+
+void UploadReactor::Finish(const grpc::Status& status) {
+  if (release_strand_) {
+    if (!session_->closed()) session_->Publish();
+    std::exchange(release_strand_, nullptr)();
+  }
+  service_.End(call_, status);
+  grpc::ServerReadReactor<v1::UploadTensorRequest>::Finish(status);
+}
+
+// --- DownloadTensor ---
+
+DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
+                                 const v1::DownloadTensorRequest* request)
+    : service_(service), call_{Method::kDownloadTensor, ctx} {
+  try {
+    call_ = service_.Begin(Method::kDownloadTensor, ctx);
+    session_ = service_.SessionOf(call_, request->session_id());
+  } catch (...) {
+    Finish(CurrentExceptionStatus());
+    return;
+  }
+  session_->strand().PostAsync([this, request](Strand::Done done) {
+    release_strand_ = std::move(done);
+    Start(*request);
+  });
+}
+
+void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
+  try {
+    if (session_->closed()) {
+      Finish(SessionClosedWhileWaiting(*session_));
+      return;
+    }
+    CheckLive(*call_.ctx, "before it started");
+    const Tensor& t = session_->handles().Find(request.handle()).tensor;
+    if (request.chunk_bytes() < 0) {
+      throw InvalidArgument("chunk_bytes must be positive (0 means 1 MiB)");
+    }
+    const int64_t largest = service_.config().max_message_bytes - kEnvelope;
+    chunk_bytes_ =
+        std::min(request.chunk_bytes() ? request.chunk_bytes() : kDefaultChunkBytes, largest);
+    if (t.IsContiguous()) {
+      source_ = t;
+    } else {
+      source_ = t.layout() == Layout::kBlocked ? t.ToLayout(Layout::kNchw, session_->ledger())
+                                               : t.Contiguous(session_->ledger());
+      temporary_ = true;
+    }
+    total_ = t.ElementCount() * ElementSize(t.dtype());
+    v1::DownloadHeader* header = message_.mutable_header();
+    header->set_data_type(static_cast<int32_t>(t.dtype()));
+    for (int32_t extent : t.shape().extents()) header->add_dims(extent);
+    header->set_total_bytes(total_);
+  } catch (...) {
+    Finish(CurrentExceptionStatus());
+    return;
+  }
+  StartWrite(&message_);
+}
+
+void DownloadReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Finish({grpc::StatusCode::CANCELLED, "the client stopped receiving the download"});
+    return;
+  }
+  WriteNext();
+}
+
+void DownloadReactor::WriteNext() {
+  if (sent_ == total_) {
+    Finish(grpc::Status::OK);
+    return;
+  }
+  const int64_t n = std::min(chunk_bytes_, total_ - sent_);
+  message_.set_data(source_.RawData().data() + sent_, static_cast<size_t>(n));
+  sent_ += n;
+  StartWrite(&message_);
+}
+
+void DownloadReactor::Finish(const grpc::Status& status) {
+  if (temporary_ && !source_.IsStale()) source_.Dispose();
+  temporary_ = false;
+  if (release_strand_) {
+    if (!session_->closed()) session_->Publish();
+    std::exchange(release_strand_, nullptr)();
+  }
+  service_.End(call_, status);
+  grpc::ServerWriteReactor<v1::DownloadTensorReply>::Finish(status);
+}
+
+// --- WatchStats ---
+
+WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
+                                     const v1::WatchStatsRequest* request)
+    : service_(service), call_{Method::kWatchStats, ctx} {
+  try {
+    call_ = service_.Begin(Method::kWatchStats, ctx);
+    if (!request->session_id().empty() || ctx->client_metadata().count(kSessionHeader)) {
+      session_ = service_.SessionOf(call_, request->session_id());
+    }
+    if (request->interval_ms() != 0 && request->interval_ms() < 10) {
+      throw InvalidArgument("interval_ms must be at least 10 (0 means 1000); got " +
+                            std::to_string(request->interval_ms()));
+    }
+    if (request->interval_ms()) interval_ = std::chrono::milliseconds(request->interval_ms());
+  } catch (...) {
+    Finish(CurrentExceptionStatus());
+    return;
+  }
+  Tick();
+}
+
+void WatchStatsReactor::Tick() {
+  stats_.Clear();
+  service_.FillServerStats(session_.get(), &stats_);
+  StartWrite(&stats_);
+}
+
+void WatchStatsReactor::OnWriteDone(bool ok) {
+  if (!ok || call_.ctx->IsCancelled()) {
+    Finish(grpc::Status::OK);  // the watcher went away: the normal end of a watch
+    return;
+  }
+  alarm_.Set(std::chrono::system_clock::now() + interval_, [this](bool fired) {
+    if (fired) {
+      Tick();
+    } else {
+      Finish(grpc::Status::OK);
+    }
+  });
+}
+
+void WatchStatsReactor::Finish(const grpc::Status& status) {
+  service_.End(call_, status);
+  grpc::ServerWriteReactor<v1::Stats>::Finish(status);
+}
+
+}  // namespace onemodel::server

@@ -1,0 +1,91 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+namespace onemodel::server {
+namespace {
+
+// Parses `args` (after the program name); returns ParseConfig's result.
+int Parse(std::vector<std::string> args, ServerConfig* config) {
+  args.insert(args.begin(), "onemodeld");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return ParseConfig(static_cast<int>(argv.size()), argv.data(), config);
+}
+
+TEST(Config, DefaultsNeedNothing) {
+  ServerConfig c;
+  EXPECT_EQ(Parse({}, &c), -1);
+  EXPECT_EQ(c.listen, "127.0.0.1:50051");
+  EXPECT_EQ(c.metrics_listen, "127.0.0.1:9464");
+  EXPECT_EQ(c.max_message_bytes, int64_t{64} << 20);
+  EXPECT_GE(c.workers, 1) << "0 becomes one per core";
+  EXPECT_GT(EffectiveMemoryLimit(c), 0);
+}
+
+TEST(Config, FlagsTakeSizesWithUnits) {
+  ServerConfig c;
+  EXPECT_EQ(Parse({"--listen", "0.0.0.0:7000", "--max-message-bytes", "16MiB",
+                   "--session-memory-max", "2GiB", "--pool-max-idle-bytes", "4096",
+                   "--idle-timeout", "2.5", "--workers", "3", "--log-format", "json"},
+                  &c),
+            -1);
+  EXPECT_EQ(c.listen, "0.0.0.0:7000");
+  EXPECT_EQ(c.max_message_bytes, int64_t{16} << 20);
+  EXPECT_EQ(c.session_memory_max, int64_t{2} << 30);
+  EXPECT_EQ(c.pool_max_idle_bytes, 4096);
+  EXPECT_EQ(c.idle_timeout_seconds, 2.5);
+  EXPECT_EQ(c.workers, 3);
+  EXPECT_EQ(c.log_format, "json");
+  c.memory_limit_bytes = 12345;
+  EXPECT_EQ(EffectiveMemoryLimit(c), 12345);
+}
+
+TEST(Config, EnvironmentVariablesSetAndFlagsWin) {
+  setenv("ONEMODEL_MAX_SESSIONS", "7", 1);
+  setenv("ONEMODEL_METRICS_LISTEN", "off", 1);
+  ServerConfig c;
+  EXPECT_EQ(Parse({}, &c), -1);
+  EXPECT_EQ(c.max_sessions, 7);
+  EXPECT_EQ(c.metrics_listen, "") << "off disables metrics";
+  ServerConfig d;
+  EXPECT_EQ(Parse({"--max-sessions", "9"}, &d), -1);
+  EXPECT_EQ(d.max_sessions, 9);
+  unsetenv("ONEMODEL_MAX_SESSIONS");
+  unsetenv("ONEMODEL_METRICS_LISTEN");
+}
+
+TEST(Config, BadSettingsExitWithUsageErrorTwo) {
+  ServerConfig c;
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(Parse({"--log-level", "loud"}, &c), 2);
+  EXPECT_EQ(Parse({"--max-sessions", "0"}, &c), 2);
+  EXPECT_EQ(Parse({"--no-such-flag"}, &c), 2);
+  EXPECT_EQ(Parse({"--tls-cert", "/etc/hostname"}, &c), 2) << "a certificate needs its key";
+  ServerConfig fresh;
+  EXPECT_EQ(Parse({"--session-memory-default", "8GiB", "--session-memory-max", "1GiB"}, &fresh), 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--tls-cert and --tls-key must be given together"), std::string::npos);
+  EXPECT_NE(err.find("--session-memory-default"), std::string::npos);
+}
+
+TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
+  ServerConfig c;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(Parse({"--help"}, &c), 0);
+  const std::string help = testing::internal::GetCapturedStdout();
+  for (const char* flag :
+       {"--listen", "--metrics-listen", "--pool-max-idle-bytes", "--max-sessions",
+        "--session-memory-default", "--session-memory-max", "--idle-timeout", "--max-message-bytes",
+        "--workers", "--log-level", "--log-format", "--tls-cert", "--tls-key", "--tls-client-ca",
+        "--auth-token-file", "ONEMODEL_LISTEN"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace onemodel::server

@@ -1,0 +1,276 @@
+#include "server/op_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "core/kernels/kernel_set.h"
+#include "core/memory/buffer_pool.h"
+#include "server/rpc_error.h"
+
+namespace onemodel::server {
+namespace {
+
+v1::Attribute I(int64_t v) {
+  v1::Attribute a;
+  a.set_i(v);
+  return a;
+}
+v1::Attribute F(float v) {
+  v1::Attribute a;
+  a.set_f(v);
+  return a;
+}
+v1::Attribute S(const std::string& v) {
+  v1::Attribute a;
+  a.set_s(v);
+  return a;
+}
+v1::Attribute Is(std::initializer_list<int64_t> v) {
+  v1::Attribute a;
+  for (int64_t x : v) a.mutable_ints()->add_values(x);
+  return a;
+}
+
+class OpRegistryTest : public ::testing::Test {
+ protected:
+  // [2, 3] holding 1..6, or the given shape filled with 1, 2, 3, ...
+  Tensor Iota(const Shape& shape = Shape{2, 3}) {
+    Tensor t = Tensor::Empty(shape, DType::kFloat, pool_);
+    auto d = t.MutableData<float>();
+    for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>(i + 1);
+    return t;
+  }
+  // Runs `op` through the registry as the service does (signature check first).
+  Tensor Call(const std::string& op, std::vector<Tensor> inputs,
+              std::map<std::string, v1::Attribute> attributes = {}) {
+    const OpSpec* spec = FindOp(op);
+    if (!spec) throw std::runtime_error("no op " + op);
+    AttributeMap map;
+    for (auto& [k, v] : attributes) map[k] = v;
+    CheckSignature(*spec, static_cast<int>(inputs.size()), map);
+    return spec->run(OpCall(*spec, inputs, map, ctx_));
+  }
+  std::string ErrorOf(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const RpcError& e) {
+      EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT);
+      return e.what();
+    }
+    return "(no error)";
+  }
+  BufferPool pool_;
+  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
+};
+
+TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
+  const Tensor x = Iota();
+  const Tensor img = Iota(Shape{1, 2, 4, 4});
+  std::map<std::string, std::function<Shape()>> cases = {
+      {"Add",
+       [&] {
+         return Call("Add", {x, x}).shape();
+       }},
+      {"Sub",
+       [&] {
+         return Call("Sub", {x, x}).shape();
+       }},
+      {"Mul",
+       [&] {
+         return Call("Mul", {x, x}).shape();
+       }},
+      {"Div",
+       [&] {
+         return Call("Div", {x, x}).shape();
+       }},
+      {"Max",
+       [&] {
+         return Call("Max", {x, x}).shape();
+       }},
+      {"Min",
+       [&] {
+         return Call("Min", {x, x}).shape();
+       }},
+      {"Pow",
+       [&] {
+         return Call("Pow", {x, x}).shape();
+       }},
+      {"Neg", [&] { return Call("Neg", {x}).shape(); }},
+      {"Abs", [&] { return Call("Abs", {x}).shape(); }},
+      {"Exp", [&] { return Call("Exp", {x}).shape(); }},
+      {"Log", [&] { return Call("Log", {x}).shape(); }},
+      {"Sqrt", [&] { return Call("Sqrt", {x}).shape(); }},
+      {"Relu", [&] { return Call("Relu", {x}).shape(); }},
+      {"Sigmoid", [&] { return Call("Sigmoid", {x}).shape(); }},
+      {"Tanh", [&] { return Call("Tanh", {x}).shape(); }},
+      {"Gelu", [&] { return Call("Gelu", {x}).shape(); }},
+      {"MatMul",
+       [&] {
+         return Call("MatMul", {x, Iota(Shape{3, 4})}).shape();
+       }},
+      {"MaxPool2d",
+       [&] {
+         return Call("MaxPool2d", {img},
+                     {{"kernel_shape", Is({3, 3})}, {"strides", Is({2, 2})}, {"pads", Is({1, 1})}})
+             .shape();
+       }},
+      {"Sum",
+       [&] {
+         return Call("Sum", {x}, {{"axes", Is({1})}, {"keepdims", I(1)}}).shape();
+       }},
+      {"Mean",
+       [&] {
+         return Call("Mean", {x}, {{"axes", Is({0})}}).shape();
+       }},
+      {"Softmax",
+       [&] {
+         return Call("Softmax", {x}, {{"axis", I(-1)}, {"scale", F(0.5f)}}).shape();
+       }},
+      {"LogSoftmax",
+       [&] {
+         return Call("LogSoftmax", {x}, {{"axis", I(0)}}).shape();
+       }},
+      {"SumToShape",
+       [&] {
+         return Call("SumToShape", {x}, {{"shape", Is({1, 3})}}).shape();
+       }},
+      {"Cast",
+       [&] {
+         return Call("Cast", {x}, {{"to", I(10)}}).shape();
+       }},
+      {"Contiguous", [&] { return Call("Contiguous", {x.Transpose(0, 1)}).shape(); }},
+      {"Copy", [&] { return Call("Copy", {x}).shape(); }},
+      {"Detach", [&] { return Call("Detach", {x}).shape(); }},
+      {"ToLayout",
+       [&] {
+         return Call("ToLayout", {img}, {{"layout", S("nhwc")}}).shape();
+       }},
+      {"Reshape",
+       [&] {
+         return Call("Reshape", {x}, {{"shape", Is({3, -1})}}).shape();
+       }},
+      {"Permute",
+       [&] {
+         return Call("Permute", {x}, {{"perm", Is({1, 0})}}).shape();
+       }},
+      {"Transpose",
+       [&] {
+         return Call("Transpose", {x}, {{"dim0", I(0)}, {"dim1", I(1)}}).shape();
+       }},
+      {"Slice",
+       [&] {
+         return Call("Slice", {x},
+                     {{"dim", I(1)}, {"start", I(2)}, {"stop", I(-4)}, {"step", I(-1)}})
+             .shape();
+       }},
+      {"Expand",
+       [&] {
+         return Call("Expand", {x}, {{"shape", Is({4, 2, 3})}}).shape();
+       }},
+      {"Squeeze",
+       [&] {
+         return Call("Squeeze", {Iota(Shape{1, 3, 1})}).shape();
+       }},
+      {"Unsqueeze",
+       [&] {
+         return Call("Unsqueeze", {x}, {{"dim", I(1)}}).shape();
+       }},
+  };
+  const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
+                                                 {"MaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"Sum", Shape{2, 1}},
+                                                 {"Mean", Shape{3}},
+                                                 {"SumToShape", Shape{1, 3}},
+                                                 {"Contiguous", Shape{3, 2}},
+                                                 {"ToLayout", Shape{1, 2, 4, 4}},
+                                                 {"Reshape", Shape{3, 2}},
+                                                 {"Permute", Shape{3, 2}},
+                                                 {"Transpose", Shape{3, 2}},
+                                                 {"Slice", Shape{2, 3}},
+                                                 {"Expand", Shape{4, 2, 3}},
+                                                 {"Squeeze", Shape{3}},
+                                                 {"Unsqueeze", Shape{2, 1, 3}}};
+  std::set<std::string> listed;
+  for (const OpSpec& spec : AllOps()) {
+    listed.insert(std::string(spec.name));
+    ASSERT_TRUE(cases.count(std::string(spec.name))) << spec.name << " has no test case";
+    const Shape got = cases[std::string(spec.name)]();
+    auto want = expected.find(std::string(spec.name));
+    const Shape same_as_input{2, 3};
+    EXPECT_EQ(got, want == expected.end() ? same_as_input : want->second) << spec.name;
+  }
+  EXPECT_EQ(listed.size(), cases.size()) << "every case names a registered operation";
+}
+
+TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
+  const Tensor x = Iota();
+  EXPECT_EQ(Call("Add", {x, x}).At<float>({1, 2}), 12.0f);
+  EXPECT_EQ(Call("Sum", {x}).At<float>({}), 21.0f);
+  EXPECT_EQ(Call("Cast", {x}, {{"to", I(7)}}).dtype(), DType::kInt64);
+  const Tensor sliced = Call("Slice", {x}, {{"dim", I(1)}, {"start", I(1)}, {"stop", I(3)}});
+  EXPECT_EQ(sliced.At<float>({1, 0}), 5.0f);
+  EXPECT_EQ(Call("ToLayout", {Iota(Shape{1, 2, 2, 2})}, {{"layout", S("Blocked")}, {"block", I(4)}})
+                .layout(),
+            Layout::kBlocked);
+}
+
+TEST_F(OpRegistryTest, SignatureErrorsNameTheOperationAndWhatItTakes) {
+  const Tensor x = Iota();
+  EXPECT_EQ(ErrorOf([&] { Call("Add", {x}); }), "Add takes 2 inputs (got 1)");
+  EXPECT_EQ(ErrorOf([&] { Call("Relu", {x, x}); }), "Relu takes 1 input (got 2)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Relu", {x}, {{"axis", I(0)}});
+            }),
+            "Relu has no attribute 'axis' (it takes none)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Softmax", {x}, {{"axes", I(0)}});
+            }),
+            "Softmax has no attribute 'axes' (it takes axis, scale)");
+}
+
+TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
+  const Tensor x = Iota();
+  const Tensor img = Iota(Shape{1, 1, 4, 4});
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Softmax", {x}, {{"axis", F(1)}});
+            }),
+            "Softmax: attribute 'axis' must be an int (i) (got a float (f))");
+  EXPECT_EQ(ErrorOf([&] { Call("Reshape", {x}); }),
+            "Reshape: attribute 'shape' (a list of ints) is required");
+  EXPECT_EQ(ErrorOf([&] { Call("Cast", {x}); }), "Cast: attribute 'to' (an int) is required");
+  EXPECT_EQ(ErrorOf([&] { Call("MaxPool2d", {img}); }),
+            "MaxPool2d: attribute 'kernel_shape' ([height, width]) is required");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("MaxPool2d", {img}, {{"kernel_shape", Is({2})}});
+            }),
+            "MaxPool2d: attribute 'kernel_shape' must hold two values [height, width] (got 1)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Unsqueeze", {x}, {{"dim", I(int64_t{1} << 40)}});
+            }),
+            "Unsqueeze: attribute 'dim' = 1099511627776 is out of range");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Permute", {x}, {{"perm", Is({0, int64_t{1} << 33})}});
+            }),
+            "Permute: attribute 'perm' holds 8589934592, which is out of range");
+  EXPECT_EQ(
+      ErrorOf([&] {
+        Call("ToLayout", {img}, {{"layout", S("CHWN")}});
+      }),
+      "ToLayout: attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"CHWN\")");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Slice", {x}, {{"dim", I(0)}, {"stop", I(1)}});
+            }),
+            "Slice: attribute 'start' (an int) is required");
+}
+
+TEST_F(OpRegistryTest, UnknownOperationsAreNotFound) {
+  EXPECT_EQ(FindOp("Conv"), nullptr);
+  EXPECT_EQ(FindOp("add"), nullptr) << "names are case-sensitive, as in ONNX";
+  EXPECT_NE(FindOp("MaxPool2d"), nullptr);
+}
+
+}  // namespace
+}  // namespace onemodel::server
