@@ -65,11 +65,15 @@ HandleTable::Parsed HandleTable::Parse(std::string_view h) const {
   if (h.size() < 19 || (h[0] != 'a' && h[0] != 'p')) return p;
   p.placement = h[0] == 'a' ? Placement::kArena : Placement::kPool;
   const char* end = h.data() + h.size();
+  // Exactly the spelling Add() makes: no leading zero, lowercase hex.
+  if (h[1] == '0') return p;
   auto [dot, ec] = std::from_chars(h.data() + 1, end, p.serial);
   if (ec != std::errc() || dot == h.data() + 1 || end - dot != 17 || *dot != '.') return p;
+  for (const char* c = dot + 1; c != end; ++c) {
+    if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'))) return p;
+  }
   uint64_t tag = 0;
-  auto [tag_end, tag_ec] = std::from_chars(dot + 1, end, tag, 16);
-  if (tag_ec != std::errc() || tag_end != end) return p;
+  std::from_chars(dot + 1, end, tag, 16);
   p.ok = tag == Tag(p.placement, p.serial);
   return p;
 }

@@ -50,23 +50,22 @@ Layout ParseLayout(const OpCall& call) {
   if (name == "NCHW") return Layout::kNchw;
   if (name == "NHWC") return Layout::kNhwc;
   if (name == "BLOCKED") return Layout::kBlocked;
-  throw InvalidArgument(
-      "ToLayout: attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
-      name.substr(0, 32) + "\")");
+  throw InvalidArgument("attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
+                        name.substr(0, 32) + "\")");
 }
 
 MaxPool2dParams PoolParams(const OpCall& call) {
   auto pair = [&](std::string_view name, std::vector<int> fallback) {
     std::vector<int> v = call.Ints32(name, std::move(fallback));
     if (v.size() != 2) {
-      throw InvalidArgument("MaxPool2d: attribute '" + std::string(name) +
+      throw InvalidArgument("attribute '" + std::string(name) +
                             "' must hold two values [height, width] (got " +
                             std::to_string(v.size()) + ")");
     }
     return v;
   };
   if (!call.Has("kernel_shape")) {
-    throw InvalidArgument("MaxPool2d: attribute 'kernel_shape' ([height, width]) is required");
+    throw InvalidArgument("attribute 'kernel_shape' ([height, width]) is required");
   }
   const std::vector<int> k = pair("kernel_shape", {});
   const std::vector<int> s = pair("strides", {1, 1});
@@ -89,109 +88,48 @@ Tensor RunUnary(UnaryOp op, const OpCall& c) { return ops::Unary(op, c.in(0), c.
   }
 
 // A plain array, so each row's attribute list lives as long as the table.
+// clang-format off
 const OpSpec kOps[] = {
-    ONEMODEL_BINARY(Add),
-    ONEMODEL_BINARY(Sub),
-    ONEMODEL_BINARY(Mul),
-    ONEMODEL_BINARY(Div),
-    ONEMODEL_BINARY(Max),
-    ONEMODEL_BINARY(Min),
-    ONEMODEL_BINARY(Pow),
-    ONEMODEL_UNARY(Neg),
-    ONEMODEL_UNARY(Abs),
-    ONEMODEL_UNARY(Exp),
-    ONEMODEL_UNARY(Log),
-    ONEMODEL_UNARY(Sqrt),
-    ONEMODEL_UNARY(Relu),
-    ONEMODEL_UNARY(Sigmoid),
-    ONEMODEL_UNARY(Tanh),
+    ONEMODEL_BINARY(Add), ONEMODEL_BINARY(Sub), ONEMODEL_BINARY(Mul), ONEMODEL_BINARY(Div),
+    ONEMODEL_BINARY(Max), ONEMODEL_BINARY(Min), ONEMODEL_BINARY(Pow),
+    ONEMODEL_UNARY(Neg), ONEMODEL_UNARY(Abs), ONEMODEL_UNARY(Exp), ONEMODEL_UNARY(Log),
+    ONEMODEL_UNARY(Sqrt), ONEMODEL_UNARY(Relu), ONEMODEL_UNARY(Sigmoid), ONEMODEL_UNARY(Tanh),
     ONEMODEL_UNARY(Gelu),
     {"MatMul", 2, {}, [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
-    {"MaxPool2d",
-     1,
-     {"kernel_shape", "strides", "pads"},
+    {"MaxPool2d", 1, {"kernel_shape", "strides", "pads"},
      [](const OpCall& c) { return ops::MaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
-    {"Sum",
-     1,
-     {"axes", "keepdims"},
-     [](const OpCall& c) {
-       return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx());
-     }},
-    {"Mean",
-     1,
-     {"axes", "keepdims"},
-     [](const OpCall& c) {
-       return ops::Mean(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx());
-     }},
-    {"Softmax",
-     1,
-     {"axis", "scale"},
-     [](const OpCall& c) {
-       return ops::Softmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f));
-     }},
-    {"LogSoftmax",
-     1,
-     {"axis", "scale"},
-     [](const OpCall& c) {
-       return ops::LogSoftmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f));
-     }},
-    {"SumToShape",
-     1,
-     {"shape"},
-     [](const OpCall& c) {
-       return ops::SumToShape(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx());
-     }},
-    {"Cast",
-     1,
-     {"to"},
-     [](const OpCall& c) {
-       return ops::Cast(c.in(0), FromOnnx(CheckedInt32(c.Int("to"))), c.ctx());
-     }},
+    {"Sum", 1, {"axes", "keepdims"}, [](const OpCall& c) {
+       return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
+    {"Mean", 1, {"axes", "keepdims"}, [](const OpCall& c) {
+       return ops::Mean(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
+    {"Softmax", 1, {"axis", "scale"}, [](const OpCall& c) {
+       return ops::Softmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f)); }},
+    {"LogSoftmax", 1, {"axis", "scale"}, [](const OpCall& c) {
+       return ops::LogSoftmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f)); }},
+    {"Cast", 1, {"to"}, [](const OpCall& c) {
+       return ops::Cast(c.in(0), FromOnnx(CheckedInt32(c.Int("to"))), c.ctx()); }},
     {"Contiguous", 1, {}, [](const OpCall& c) { return ops::Contiguous(c.in(0), c.ctx()); }},
     {"Copy", 1, {}, [](const OpCall& c) { return ops::Copy(c.in(0), c.ctx()); }},
     {"Detach", 1, {}, [](const OpCall& c) { return c.in(0).Detach(); }},
-    {"ToLayout",
-     1,
-     {"layout", "block"},
-     [](const OpCall& c) {
-       return ops::ToLayout(c.in(0), ParseLayout(c), c.ctx(), c.Int32("block", 16));
-     }},
-    {"Reshape",
-     1,
-     {"shape"},
+    {"ToLayout", 1, {"layout", "block"}, [](const OpCall& c) {
+       return ops::ToLayout(c.in(0), ParseLayout(c), c.ctx(), c.Int32("block", 16)); }},
+    {"Reshape", 1, {"shape"},
      [](const OpCall& c) { return ops::Reshape(c.in(0), c.Ints("shape"), c.ctx()); }},
-    {"Permute",
-     1,
-     {"perm"},
+    {"Permute", 1, {"perm"},
      [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm", {}), c.ctx()); }},
-    {"Transpose",
-     1,
-     {"dim0", "dim1"},
-     [](const OpCall& c) {
-       return ops::Transpose(c.in(0), c.Int32("dim0", 0), c.Int32("dim1", 1), c.ctx());
-     }},
-    {"Slice",
-     1,
-     {"dim", "start", "stop", "step"},
-     [](const OpCall& c) {
+    {"Transpose", 1, {"dim0", "dim1"}, [](const OpCall& c) {
+       return ops::Transpose(c.in(0), c.Int32("dim0", 0), c.Int32("dim1", 1), c.ctx()); }},
+    {"Slice", 1, {"dim", "start", "stop", "step"}, [](const OpCall& c) {
        return ops::Slice(c.in(0), c.Int32("dim", 0), c.Int("start"), c.Int("stop"),
-                         c.Int("step", 1), c.ctx());
-     }},
-    {"Expand",
-     1,
-     {"shape"},
-     [](const OpCall& c) {
-       return ops::Expand(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx());
-     }},
-    {"Squeeze",
-     1,
-     {"axes"},
+                         c.Int("step", 1), c.ctx()); }},
+    {"Expand", 1, {"shape"}, [](const OpCall& c) {
+       return ops::Expand(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx()); }},
+    {"Squeeze", 1, {"axes"},
      [](const OpCall& c) { return ops::Squeeze(c.in(0), c.Ints32("axes", {}), c.ctx()); }},
-    {"Unsqueeze",
-     1,
-     {"dim"},
+    {"Unsqueeze", 1, {"dim"},
      [](const OpCall& c) { return ops::Unsqueeze(c.in(0), c.Int32("dim", 0), c.ctx()); }},
 };
+// clang-format on
 
 #undef ONEMODEL_BINARY
 #undef ONEMODEL_UNARY
@@ -212,9 +150,7 @@ const v1::Attribute* OpCall::Get(std::string_view name, Kind kind) const {
   return &it->second;
 }
 
-void OpCall::Fail(const std::string& message) const {
-  throw InvalidArgument(std::string(spec_.name) + ": " + message);
-}
+void OpCall::Fail(const std::string& message) const { throw InvalidArgument(message); }
 
 int64_t OpCall::Int(std::string_view name) const {
   const v1::Attribute* a = Get(name, v1::Attribute::kI);
@@ -280,7 +216,7 @@ std::span<const OpSpec> AllOps() { return kOps; }
 
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
   if (inputs != spec.inputs) {
-    throw InvalidArgument(std::string(spec.name) + " takes " + std::to_string(spec.inputs) +
+    throw InvalidArgument("it takes " + std::to_string(spec.inputs) +
                           (spec.inputs == 1 ? " input" : " inputs") + " (got " +
                           std::to_string(inputs) + ")");
   }
@@ -291,8 +227,8 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
     std::string known;
     for (std::string_view a : spec.attributes)
       known += (known.empty() ? "" : ", ") + std::string(a);
-    throw InvalidArgument(std::string(spec.name) + " has no attribute '" + name.substr(0, 64) +
-                          "' (" + (known.empty() ? "it takes none" : "it takes " + known) + ")");
+    throw InvalidArgument("there is no attribute '" + name.substr(0, 64) + "' (" +
+                          (known.empty() ? "it takes none" : "it takes " + known) + ")");
   }
 }
 

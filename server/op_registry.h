@@ -6,7 +6,7 @@
 // say what was expected, so a malformed request fails with INVALID_ARGUMENT before any work.
 //
 //   const OpSpec* spec = FindOp("MaxPool2d");
-//   Tensor y = spec->run(OpCall{*spec, inputs, operation.attributes(), ctx});
+//   Tensor y = spec->run(OpCall(inputs, operation.attributes(), ctx));
 #pragma once
 
 #include <cstdint>
@@ -23,14 +23,11 @@
 namespace onemodel::server {
 
 using AttributeMap = google::protobuf::Map<std::string, v1::Attribute>;
-struct OpSpec;
-
 // One invocation: the inputs, the attributes and typed readers for them.
 class OpCall {
  public:
-  OpCall(const OpSpec& spec, std::span<const Tensor> inputs, const AttributeMap& attributes,
-         const OpContext& ctx)
-      : spec_(spec), inputs_(inputs), attributes_(attributes), ctx_(ctx) {}
+  OpCall(std::span<const Tensor> inputs, const AttributeMap& attributes, const OpContext& ctx)
+      : inputs_(inputs), attributes_(attributes), ctx_(ctx) {}
 
   const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
   const OpContext& ctx() const { return ctx_; }
@@ -52,7 +49,6 @@ class OpCall {
   const v1::Attribute* Get(std::string_view name, v1::Attribute::ValueCase kind) const;
   [[noreturn]] void Fail(const std::string& message) const;
 
-  const OpSpec& spec_;
   std::span<const Tensor> inputs_;
   const AttributeMap& attributes_;
   const OpContext& ctx_;

@@ -29,12 +29,10 @@ OneModelService::OneModelService(const ServerConfig& config, SessionManager& ses
       instance_id_(std::move(instance_id)),
       auth_token_(std::move(auth_token)) {}
 
-OneModelService::Call OneModelService::Begin(Method method, Context* ctx) const {
-  ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
-  Call call{method, ctx};
-  call.request_id = RequestIdOf(*ctx);
-  CheckAuth(*ctx, auth_token_);
-  return call;
+void OneModelService::Begin(Call& call) const {
+  call.ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
+  call.request_id = RequestIdOf(*call.ctx);
+  CheckAuth(*call.ctx, auth_token_);
 }
 
 void OneModelService::End(const Call& call, const grpc::Status& status) const {
@@ -54,7 +52,7 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
   grpc::Status status;
   Call call{method, ctx};
   try {
-    call = Begin(method, ctx);
+    Begin(call);
     work(call);
   } catch (...) {
     status = CurrentExceptionStatus();
@@ -71,7 +69,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   Call call{method, ctx};
   std::shared_ptr<Session> session;
   try {
-    call = Begin(method, ctx);
+    Begin(call);
     session = SessionOf(call, session_field);
   } catch (...) {
     const grpc::Status status = CurrentExceptionStatus();
@@ -86,14 +84,15 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     try {
       if (session->closed()) {
         throw NotFound("session s" + std::to_string(session->serial()) +
-                       " was closed while this request waited; create a new session");
+                       " not found: it was closed while this request waited; create a new "
+                       "session");
       }
       CheckLive(*call.ctx, "before it started");
       work(*session);
     } catch (...) {
       status = CurrentExceptionStatus();
     }
-    if (!session->closed()) session->Publish();
+    if (!session->closed()) session->FinishRequest();
     End(call, status);
     reactor->Finish(status);
   });
@@ -155,7 +154,7 @@ OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
   Unary* reactor = ctx->DefaultReactor();
   Call call{Method::kCloseSession, ctx};
   try {
-    call = Begin(Method::kCloseSession, ctx);
+    Begin(call);
     std::shared_ptr<Session> s = SessionOf(call, request->session_id());
     sessions_.Close(s->id(), [this, reactor, reply, call](int64_t leaked, int64_t bytes) {
       reply->set_leaked_buffers(leaked);
@@ -197,6 +196,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                               " bytes (--max-message-bytes); fetch it with DownloadTensor");
     }
     EncodeTensor(t, s.ledger(), reply);
+    reply->set_name(request->handle());
   });
 }
 

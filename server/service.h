@@ -90,8 +90,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
     std::string request_id;
     int64_t session_serial = 0;
   };
-  // Starts a call: reply metadata, request id, authentication (throws RpcError).
-  Call Begin(Method method, Context* ctx) const;
+  // Starts `call`: reply metadata, request id, then authentication (throws RpcError).
+  void Begin(Call& call) const;
   // Counts and logs a finished call.
   void End(const Call& call, const grpc::Status& status) const;
   // The session the call names (throws RpcError NOT_FOUND / INVALID_ARGUMENT).

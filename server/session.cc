@@ -27,7 +27,7 @@ int64_t Session::ResetArena() {
 }
 
 int64_t Session::Close() {
-  closed_ = true;
+  closed_.store(true, std::memory_order_release);
   handles_.Clear();  // drops the tensors and the backward graphs they hold
   const int64_t leaked_before = ledger_.leaked();
   std::exception_ptr overrun;
@@ -47,7 +47,6 @@ int64_t Session::Close() {
 }
 
 void Session::Publish() {
-  ++requests_;
   SessionSnapshot s;
   s.arena = arena_.Stats();
   s.handles = handles_.size();

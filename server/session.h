@@ -64,8 +64,13 @@ class Session {
   // number of pool buffers the client never released. The session is unusable afterwards.
   // In CHECKED builds throws BufferOverrunException after all of it if a canary broke.
   int64_t Close();
-  // True once Close() ran: requests still queued behind the close must fail.
-  bool closed() const { return closed_; }
+  // True once Close() ran: requests still queued behind the close must fail (any thread).
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+  // Counts a finished request, then Publish().
+  void FinishRequest() {
+    ++requests_;
+    Publish();
+  }
   // Copies the statistics others may read (Snapshot) and marks the session used now.
   void Publish();
 
@@ -86,8 +91,8 @@ class Session {
   HandleTable handles_;
   Strand strand_;
   std::atomic<Clock::rep> last_used_;
-  int64_t requests_ = 0;  // strand-only
-  bool closed_ = false;   // strand-only
+  int64_t requests_ = 0;             // strand-only
+  std::atomic<bool> closed_{false};  // written on the strand, read anywhere
   mutable std::mutex published_mutex_;
   SessionSnapshot published_;
 };

@@ -132,7 +132,8 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
   {
     std::lock_guard guard(mutex_);
     if (sessions_.erase(session->id()) == 0) {
-      throw NotFound("session is already closing");
+      throw NotFound("session s" + std::to_string(session->serial()) +
+                     " not found: it is already closing");
     }
     ++closing_;
   }

@@ -4,7 +4,6 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/autograd/backward_record.h"
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/conversion.h"
@@ -126,8 +125,8 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
         "the run has " + std::to_string(n) + " operations, more than the server's limit of " +
         std::to_string(max_operations) + " (--max-run-operations); split it into several runs");
   }
-  session.handles().Reserve(n);
   if (request.reset_arena()) session.ResetArena();
+  session.handles().Reserve(n);
   std::optional<NoGrad> no_grad;
   if (request.no_grad()) no_grad.emplace();
 
@@ -154,8 +153,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       const Placement placement = PlacementOf(op.placement(), Placement::kArena);
       const OpContext oc =
           placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
-      const Tensor y =
-          Place(session, placement, spec->run(OpCall(*spec, inputs, op.attributes(), oc)));
+      const Tensor y = Place(session, placement, spec->run(OpCall(inputs, op.attributes(), oc)));
       owns.push_back(OwnsBuffer(y, inputs));
       placements.push_back(placement);
       results.push_back(y);
@@ -177,11 +175,6 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
 void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
                      v1::BackwardReply* reply) {
   const Tensor root = session.handles().Find(request.root()).tensor;
-  if (const BackwardRecord* record = GradFn(root); record && record->released()) {
-    throw FailedPrecondition("the graph behind root '" + request.root() +
-                             "' was freed by an earlier backward; run the forward again, or "
-                             "pass retain_graph to keep a graph for several backward calls");
-  }
   std::vector<Tensor> known{root};
   std::optional<Tensor> grad_output;
   if (request.has_grad_output()) {
@@ -194,10 +187,12 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
   session.handles().Reserve(static_cast<int64_t>(inputs.size()));
 
   const Placement placement = PlacementOf(request.placement(), Placement::kArena);
-  const OpContext oc =
-      placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
-  std::vector<Tensor> grads = Backward(root, grad_output ? &*grad_output : nullptr, inputs, oc,
-                                       {.retain_graph = request.retain_graph()});
+  // The engine's seed and intermediate gradients go to the arena whatever the placement, so
+  // a backward that fails or finishes leaves nothing behind in the pool; Place() copies the
+  // gradients asked for into the pool.
+  std::vector<Tensor> grads =
+      Backward(root, grad_output ? &*grad_output : nullptr, inputs, session.ArenaContext(),
+               {.retain_graph = request.retain_graph()});
   for (Tensor& g : grads) {
     g = Place(session, placement, g);
     const bool owns = OwnsBuffer(g, known);

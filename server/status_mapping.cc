@@ -18,6 +18,8 @@ grpc::Status CurrentExceptionStatus() {
     return {StatusCode::FAILED_PRECONDITION, e.what()};
   } catch (const TensorVersionException& e) {
     return {StatusCode::FAILED_PRECONDITION, e.what()};
+  } catch (const GraphReleasedException& e) {
+    return {StatusCode::FAILED_PRECONDITION, e.what()};
   } catch (const OutOfMemoryException& e) {
     return {StatusCode::RESOURCE_EXHAUSTED, e.what()};
   } catch (const BufferOverrunException& e) {

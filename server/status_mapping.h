@@ -1,8 +1,9 @@
 // The one boundary where failures become gRPC statuses (DESIGN.md section 4).
 //
 // RpcError keeps its code. Core exceptions map by kind: shape, type and layout problems are
-// INVALID_ARGUMENT; stale tensors and version changes FAILED_PRECONDITION; memory limits
-// RESOURCE_EXHAUSTED; anything else INTERNAL. The message is always the exception's own.
+// INVALID_ARGUMENT; stale tensors, version changes and freed graphs FAILED_PRECONDITION; memory
+// limits RESOURCE_EXHAUSTED; anything else INTERNAL. The message is the exception's own (a
+// std::bad_alloc or an unexpected std::exception gets a sentence around it).
 //
 //   try { ... } catch (...) { return CurrentExceptionStatus(); }
 #pragma once

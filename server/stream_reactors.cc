@@ -16,9 +16,9 @@ constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
 constexpr int64_t kEnvelope = 1024;
 
 grpc::Status SessionClosedWhileWaiting(const Session& s) {
-  return {grpc::StatusCode::NOT_FOUND, "session s" + std::to_string(s.serial()) +
-                                           " was closed while this request waited; create a new "
-                                           "session"};
+  return {grpc::StatusCode::NOT_FOUND,
+          "session s" + std::to_string(s.serial()) +
+              " not found: it was closed while this request waited; create a new session"};
 }
 
 }  // namespace
@@ -29,7 +29,7 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
                              v1::TensorInfo* reply)
     : service_(service), call_{Method::kUploadTensor, ctx}, reply_(reply) {
   try {
-    call_ = service_.Begin(Method::kUploadTensor, ctx);
+    service_.Begin(call_);
   } catch (...) {
     Finish(CurrentExceptionStatus());
     return;
@@ -93,6 +93,7 @@ void UploadReactor::Start() {
     tensor_ =
         Tensor::Empty(h.shape, h.dtype, UploadAllocator(*session_, placement_, header_.target()));
     total_ = h.bytes;
+    destination_ = tensor_.MutableRawData().data();  // one write, as PutTensor's decode
   } catch (...) {
     Fail(CurrentExceptionStatus());
     return;
@@ -108,8 +109,7 @@ void UploadReactor::Append(const std::string& data) {
                                                   " bytes its header announced; nothing was kept"});
     return;
   }
-  // The new tensor is seen by nobody else until Complete(): write its buffer directly.
-  std::memcpy(tensor_.buffer()->data() + received_, data.data(), static_cast<size_t>(n));
+  std::memcpy(destination_ + received_, data.data(), static_cast<size_t>(n));
   received_ += n;
   StartRead(&message_);
 }
@@ -117,6 +117,9 @@ void UploadReactor::Append(const std::string& data) {
 void UploadReactor::Complete() {
   grpc::Status status;
   try {
+    if (tensor_.dtype() == DType::kBool) {
+      CheckBoolBytes({destination_, static_cast<size_t>(total_)}, "uploaded data");
+    }
     Tensor value = tensor_;
     tensor_ = Tensor();  // StoreTensor owns it now (and frees it on failure)
     StoreTensor(*session_, value, placement_, header_.requires_grad(), header_.target(), reply_);
@@ -137,7 +140,7 @@ void UploadReactor::Fail(const grpc::Status& status) {
 
 void UploadReactor::Finish(const grpc::Status& status) {
   if (release_strand_) {
-    if (!session_->closed()) session_->Publish();
+    if (!session_->closed()) session_->FinishRequest();
     std::exchange(release_strand_, nullptr)();
   }
   service_.End(call_, status);
@@ -150,7 +153,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
                                  const v1::DownloadTensorRequest* request)
     : service_(service), call_{Method::kDownloadTensor, ctx} {
   try {
-    call_ = service_.Begin(Method::kDownloadTensor, ctx);
+    service_.Begin(call_);
     session_ = service_.SessionOf(call_, request->session_id());
   } catch (...) {
     Finish(CurrentExceptionStatus());
@@ -188,6 +191,7 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
     header->set_data_type(static_cast<int32_t>(t.dtype()));
     for (int32_t extent : t.shape().extents()) header->add_dims(extent);
     header->set_total_bytes(total_);
+    header->set_name(request.handle());
   } catch (...) {
     Finish(CurrentExceptionStatus());
     return;
@@ -218,7 +222,7 @@ void DownloadReactor::Finish(const grpc::Status& status) {
   if (temporary_ && !source_.IsStale()) source_.Dispose();
   temporary_ = false;
   if (release_strand_) {
-    if (!session_->closed()) session_->Publish();
+    if (!session_->closed()) session_->FinishRequest();
     std::exchange(release_strand_, nullptr)();
   }
   service_.End(call_, status);
@@ -231,7 +235,7 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
                                      const v1::WatchStatsRequest* request)
     : service_(service), call_{Method::kWatchStats, ctx} {
   try {
-    call_ = service_.Begin(Method::kWatchStats, ctx);
+    service_.Begin(call_);
     if (!request->session_id().empty() || ctx->client_metadata().count(kSessionHeader)) {
       session_ = service_.SessionOf(call_, request->session_id());
     }
@@ -248,6 +252,12 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
 }
 
 void WatchStatsReactor::Tick() {
+  if (session_ && session_->closed()) {
+    Finish({grpc::StatusCode::NOT_FOUND, "session s" + std::to_string(session_->serial()) +
+                                             " not found: it was closed or expired; the watch "
+                                             "ends"});
+    return;
+  }
   stats_.Clear();
   service_.FillServerStats(session_.get(), &stats_);
   StartWrite(&stats_);

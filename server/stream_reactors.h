@@ -45,6 +45,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   Strand::Done release_strand_;
   Placement placement_ = Placement::kPool;
   Tensor tensor_;
+  std::byte* destination_ = nullptr;  // tensor_'s bytes, seen by nobody else until Complete()
   int64_t received_ = 0;
   int64_t total_ = 0;
 };

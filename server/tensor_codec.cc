@@ -234,6 +234,10 @@ Tensor DecodeTensor(const onnx::TensorProto& proto, Allocator& allocator) {
       throw InvalidArgument("raw_data has " + Count(raw, "byte") + "; " + Describe(h) + " needs " +
                             std::to_string(h.bytes));
     }
+    if (h.dtype == DType::kBool) {
+      CheckBoolBytes(std::as_bytes(std::span(proto.raw_data().data(), proto.raw_data().size())),
+                     "raw_data");
+    }
   } else if (values == 0 && count > 0) {
     throw InvalidArgument("TensorProto has no data: " + Describe(h) + " needs " +
                           Count(h.bytes, "byte") + " in raw_data or " + Count(count, "value") +
@@ -255,6 +259,15 @@ Tensor DecodeTensor(const onnx::TensorProto& proto, Allocator& allocator) {
                [&](const auto& field) { WriteValues(field, ElementSize(h.dtype), dst); });
   }
   return out;
+}
+
+void CheckBoolBytes(std::span<const std::byte> bytes, std::string_view field) {
+  const auto bad = std::find_if(bytes.begin(), bytes.end(),
+                                [](std::byte b) { return std::to_integer<uint8_t>(b) > 1; });
+  if (bad == bytes.end()) return;
+  throw InvalidArgument(std::string(field) + "[" + std::to_string(bad - bytes.begin()) + "] is " +
+                        std::to_string(std::to_integer<int>(*bad)) +
+                        ", outside the range of BOOL (0 to 1)");
 }
 
 void EncodeTensor(const Tensor& tensor, Allocator& scratch, onnx::TensorProto* proto) {

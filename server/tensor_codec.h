@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "core/dtype/dtype.h"
 #include "core/memory/allocator.h"
@@ -31,6 +32,9 @@ struct TensorHeader {
 
 // Validates a data_type code and dims against spec 2 and 3; throws RpcError INVALID_ARGUMENT.
 TensorHeader DecodeHeader(int32_t data_type, std::span<const int64_t> dims);
+
+// Throws RpcError INVALID_ARGUMENT naming the first byte that is neither 0 nor 1 (BOOL data).
+void CheckBoolBytes(std::span<const std::byte> bytes, std::string_view field);
 
 // A new contiguous tensor from `allocator` holding proto's values; throws RpcError
 // INVALID_ARGUMENT, before allocating anything, for a malformed or unsupported proto.

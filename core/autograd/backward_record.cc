@@ -9,11 +9,10 @@ namespace onemodel {
 
 std::string_view OpKindName(OpKind op) {
   static constexpr std::string_view kNames[] = {
-      "Add",        "Sub",     "Mul",        "Div",       "Max",     "Min",     "Pow",
-      "Neg",        "Abs",     "Exp",        "Log",       "Sqrt",    "Relu",    "Sigmoid",
-      "Tanh",       "Gelu",    "MatMul",     "MaxPool2d", "Sum",     "Mean",    "Softmax",
-      "LogSoftmax", "Cast",    "Contiguous", "ToLayout",  "Reshape", "Permute", "Slice",
-      "Expand",     "Squeeze", "Unsqueeze"};
+      "Add",    "Sub",       "Mul",     "Div",     "Max",     "Min",        "Pow",     "Neg",
+      "Abs",    "Exp",       "Log",     "Sqrt",    "Relu",    "Sigmoid",    "Tanh",    "Gelu",
+      "MatMul", "MaxPool2d", "Sum",     "Mean",    "Softmax", "LogSoftmax", "Cast",    "Contiguous",
+      "Copy",   "ToLayout",  "Reshape", "Permute", "Slice",   "Expand",     "Squeeze", "Unsqueeze"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -57,9 +56,9 @@ void BackwardRecord::Save(int slot, const Tensor& t) {
 void BackwardRecord::Backward(const Tensor& grad_output, const OpContext& ctx,
                               std::span<Tensor> grads) const {
   if (released_) {
-    throw TensorException("backward through " + std::string(OpKindName(op_)) +
-                          " a second time: its saved tensors were freed after the first "
-                          "backward; pass retain_graph to keep them");
+    throw GraphReleasedException("backward through " + std::string(OpKindName(op_)) +
+                                 " a second time: its saved tensors were freed after the first "
+                                 "backward; pass retain_graph to keep them");
   }
   backward_(*this, grad_output, ctx, grads);
 }

@@ -44,6 +44,7 @@ enum class OpKind {
   kLogSoftmax,
   kCast,
   kContiguous,
+  kCopy,
   kToLayout,
   kReshape,
   kPermute,

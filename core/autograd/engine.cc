@@ -56,9 +56,10 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
   Tensor seed;
   bool seed_owned = false;
   if (grad_output) {
-    if (!(grad_output->shape() == root.shape())) {
+    if (!(grad_output->shape() == root.shape()) || grad_output->dtype() != root.dtype()) {
       throw TensorException("backward: output gradient " + grad_output->Describe() +
-                            " does not match the root's shape " + root.shape().ToString());
+                            " does not match the root's shape " + root.shape().ToString() +
+                            " and type " + std::string(OnnxName(root.dtype())));
     }
     seed = grad_output->Detach();
   } else {

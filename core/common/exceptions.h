@@ -68,4 +68,10 @@ class MemoryLimitException : public OutOfMemoryException {
   using OutOfMemoryException::OutOfMemoryException;
 };
 
+// Backward reached a record whose saved tensors an earlier backward freed (no retain_graph).
+class GraphReleasedException : public TensorException {
+ public:
+  using TensorException::TensorException;
+};
+
 }  // namespace onemodel

@@ -61,7 +61,7 @@ Tensor Copy(const Tensor& x, const OpContext& ctx) {
   if (x.is_null()) throw TensorException("Copy: input x is a null handle");
   Tensor out = Tensor::Empty(x.shape(), x.dtype(), ctx.allocator);
   out.CopyFrom(x.Detach());
-  return Record(x, out, OpKind::kContiguous, &IdentityBackward);
+  return Record(x, out, OpKind::kCopy, &IdentityBackward);
 }
 
 Tensor ToLayout(const Tensor& x, Layout layout, const OpContext& ctx, int32_t block) {

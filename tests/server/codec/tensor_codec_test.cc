@@ -327,6 +327,22 @@ TEST(TensorCodecTest, BoolFromInt32Data) {
   EXPECT_TRUE(t.At<bool>({1, 1}));
 }
 
+TEST(TensorCodecTest, BoolRawBytesMustBeZeroOrOne) {
+  BufferPool pool;
+  onnx::TensorProto p;
+  p.set_data_type(onnx::TensorProto::BOOL);
+  p.add_dims(3);
+  p.set_raw_data(std::string("\x01\x00\x01", 3));
+  EXPECT_TRUE(DecodeTensor(p, pool).At<bool>({2}));
+  p.set_raw_data(std::string("\x01\x02\x00", 3));
+  try {
+    DecodeTensor(p, pool);
+    FAIL() << "expected INVALID_ARGUMENT";
+  } catch (const RpcError& e) {
+    EXPECT_STREQ(e.what(), "raw_data[1] is 2, outside the range of BOOL (0 to 1)");
+  }
+}
+
 // ---- scalars and empty tensors ----
 
 TEST(TensorCodecTest, RankZeroRoundTrips) {

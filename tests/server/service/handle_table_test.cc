@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <set>
 
 #include "core/memory/buffer_pool.h"
@@ -65,10 +66,15 @@ TEST_F(HandleTableTest, MalformedHandlesAreNotFoundWithABoundedEcho) {
   const std::string good = table.Add(NewTensor(), Placement::kPool, true);
   std::string flipped = good;
   flipped.back() = flipped.back() == '0' ? '1' : '0';
+  std::string upper = good;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  upper[0] = 'p';
+  const std::string leading_zero = "p0" + good.substr(1);
   for (const std::string& bad :
        {std::string(), std::string("p"), std::string("x1.0000000000000000"),
         std::string("p1.zzzzzzzzzzzzzzzz"), good + "0", flipped, std::string(10000, 'p'),
-        std::string("p\x01\xff")}) {
+        std::string("p\x01\xff"), upper, leading_zero}) {
+    if (bad == good) continue;  // a tag of digits only has no uppercase spelling
     EXPECT_EQ(FindCode(table, bad), grpc::StatusCode::NOT_FOUND) << bad.substr(0, 40);
   }
   try {

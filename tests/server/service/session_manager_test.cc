@@ -199,7 +199,7 @@ TEST_F(SessionManagerTest, SnapshotListsSessionsByTheirPublicSerial) {
   auto b = manager().Create(Request(true));
   OnStrand(*b, [&] {
     Tensor::Empty(Shape{4}, DType::kFloat, b->arena());
-    b->Publish();
+    b->FinishRequest();
   });
   const ServerSnapshot snap = manager().Snapshot();
   ASSERT_EQ(snap.per_session.size(), 2u);
