@@ -1,13 +1,13 @@
 #include "server/metrics.h"
 
-#include <CivetServer.h>
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
 #include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
 
 #include <stdexcept>
 #include <utility>
 #include <vector>
+
+#include "server/http_endpoint.h"
 
 namespace onemodel::server {
 namespace {
@@ -182,64 +182,19 @@ std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
 }
 
 // Builds the families at scrape time.
-class SnapshotCollector final : public prometheus::Collectable {
- public:
-  SnapshotCollector(const RpcStats& rpc_stats, std::function<ServerSnapshot()> snapshot)
-      : rpc_stats_(rpc_stats), snapshot_(std::move(snapshot)) {}
-
-  std::vector<MetricFamily> Collect() const override {
-    return BuildFamilies(snapshot_(), rpc_stats_.Snapshot());
-  }
-
- private:
-  const RpcStats& rpc_stats_;
-  const std::function<ServerSnapshot()> snapshot_;
-};
-
-// Where civetweb reports why the exposer being started on this thread cannot listen (its
-// exception does not say); null on every other thread.
-thread_local std::string* listen_error = nullptr;
-
-// civetweb's log hook: keeps the first message of a failing start, e.g. "cannot bind to
-// 127.0.0.1:9464: 98 (Address already in use)"; leaves other messages to civetweb.
-int CaptureListenError(const mg_connection* /*connection*/, const char* message) {
-  if (listen_error == nullptr) return 0;
-  if (listen_error->empty()) *listen_error = message;
-  return 1;
-}
-
-// An exposer listening on `address`, or std::runtime_error saying why there is none.
-std::unique_ptr<prometheus::Exposer> Listen(const std::string& address) {
-  CivetCallbacks callbacks;
-  callbacks.log_message = &CaptureListenError;
-  std::string error;
-  std::unique_ptr<prometheus::Exposer> exposer;
-  listen_error = &error;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/2, &callbacks);
-  } catch (const std::exception& e) {
-    if (error.empty()) error = e.what();
-  }
-  listen_error = nullptr;
-  if (exposer == nullptr) {
-    throw std::runtime_error("cannot listen for metrics on '" + address + "': " + error +
-                             "; pass --metrics-listen with a free host:port, or an empty value "
-                             "to disable");
-  }
-  return exposer;
-}
-
 }  // namespace
 
 MetricsExporter::MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
                                  std::function<ServerSnapshot()> snapshot)
-    : collector_(std::make_shared<SnapshotCollector>(rpc_stats, std::move(snapshot))),
-      exposer_(Listen(listen_address)) {
-  exposer_->RegisterCollectable(collector_);
-}
+    : http_(std::make_unique<HttpEndpoint>(listen_address, "/metrics",
+                                           "text/plain; version=0.0.4; charset=utf-8",
+                                           [&rpc_stats, snapshot = std::move(snapshot)] {
+                                             return prometheus::TextSerializer().Serialize(
+                                                 BuildFamilies(snapshot(), rpc_stats.Snapshot()));
+                                           })) {}
 
 MetricsExporter::~MetricsExporter() = default;
 
-int MetricsExporter::port() const { return exposer_->GetListeningPorts().front(); }
+int MetricsExporter::port() const { return http_->port(); }
 
 }  // namespace onemodel::server

@@ -17,12 +17,9 @@
 #include "server/rpc_stats.h"
 #include "server/server_snapshot.h"
 
-namespace prometheus {
-class Collectable;
-class Exposer;
-}  // namespace prometheus
-
 namespace onemodel::server {
+
+class HttpEndpoint;
 
 class MetricsExporter {
  public:
@@ -32,7 +29,7 @@ class MetricsExporter {
   // std::runtime_error naming the address and the reason when it cannot listen there.
   MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
                   std::function<ServerSnapshot()> snapshot);
-  // Stops serving; returns once no scrape is running (civetweb takes up to 2 s to notice).
+  // Stops serving; returns once no scrape is running.
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;
@@ -41,8 +38,7 @@ class MetricsExporter {
   int port() const;
 
  private:
-  std::shared_ptr<prometheus::Collectable> collector_;
-  std::unique_ptr<prometheus::Exposer> exposer_;  // declared last: stops before collector_ goes
+  std::unique_ptr<HttpEndpoint> http_;
 };
 
 }  // namespace onemodel::server

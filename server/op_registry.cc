@@ -65,7 +65,8 @@ MaxPool2dParams PoolParams(const OpCall& call) {
     return v;
   };
   if (!call.Has("kernel_shape")) {
-    throw InvalidArgument("attribute 'kernel_shape' ([height, width]) is required");
+    throw InvalidArgument(
+        "attribute 'kernel_shape' (a list of two ints, [height, width]) is required");
   }
   const std::vector<int> k = pair("kernel_shape", {});
   const std::vector<int> s = pair("strides", {1, 1});

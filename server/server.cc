@@ -125,7 +125,13 @@ Server::~Server() {
 int64_t Server::Shutdown(std::chrono::milliseconds drain) {
   shut_down_ = true;
   server_->GetHealthCheckService()->SetServingStatus(false);
-  server_->Shutdown(std::chrono::system_clock::now() + drain);
+  // Our calls get the drain to finish; then gRPC cancels whatever is left (health Watch
+  // streams never end by themselves and would otherwise hold the drain to its deadline).
+  service_->StartDrain();
+  if (!service_->WaitIdle(std::chrono::system_clock::now() + drain)) {
+    spdlog::warn("calls still in flight after the drain of {} ms: cancelling them", drain.count());
+  }
+  server_->Shutdown(std::chrono::system_clock::now());
   const int64_t open = sessions_.Snapshot().sessions.open;
   sessions_.CloseAll();
   metrics_.reset();

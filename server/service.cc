@@ -29,15 +29,27 @@ OneModelService::OneModelService(const ServerConfig& config, SessionManager& ses
       instance_id_(std::move(instance_id)),
       auth_token_(std::move(auth_token)) {}
 
-void OneModelService::Begin(Call& call) const {
+void OneModelService::Begin(Call& call) {
+  bool draining;
+  {
+    std::lock_guard guard(calls_mutex_);
+    ++active_calls_;  // End() takes it back, whatever happens from here
+    draining = draining_;
+  }
   call.ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
   call.request_id = RequestIdOf(*call.ctx);
+  if (draining) {
+    throw RpcError(grpc::StatusCode::UNAVAILABLE,
+                   "the server is shutting down; retry on another instance or after it restarts");
+  }
   CheckAuth(*call.ctx, auth_token_);
 }
 
-void OneModelService::End(const Call& call, const grpc::Status& status) const {
+void OneModelService::End(const Call& call, const grpc::Status& status) {
   observer_.Finished(static_cast<int>(call.method), call.start, status, call.request_id,
                      call.session_serial);
+  std::lock_guard guard(calls_mutex_);
+  if (--active_calls_ == 0) idle_.notify_all();
 }
 
 std::shared_ptr<Session> OneModelService::SessionOf(Call& call, const std::string& field) const {
@@ -272,6 +284,32 @@ grpc::ServerReadReactor<v1::UploadTensorRequest>* OneModelService::UploadTensor(
 grpc::ServerWriteReactor<v1::DownloadTensorReply>* OneModelService::DownloadTensor(
     Context* ctx, const v1::DownloadTensorRequest* request) {
   return new DownloadReactor(*this, ctx, request);
+}
+
+void OneModelService::AddWatch(WatchStatsReactor* watch) {
+  std::lock_guard guard(calls_mutex_);
+  watches_.insert(watch);
+}
+
+void OneModelService::RemoveWatch(WatchStatsReactor* watch) {
+  std::lock_guard guard(calls_mutex_);
+  watches_.erase(watch);
+}
+
+bool OneModelService::draining() const {
+  std::lock_guard guard(calls_mutex_);
+  return draining_;
+}
+
+void OneModelService::StartDrain() {
+  std::lock_guard guard(calls_mutex_);
+  draining_ = true;
+  for (WatchStatsReactor* watch : watches_) watch->End();
+}
+
+bool OneModelService::WaitIdle(std::chrono::system_clock::time_point deadline) {
+  std::unique_lock lock(calls_mutex_);
+  return idle_.wait_until(lock, deadline, [&] { return active_calls_ == 0; });
 }
 
 grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(

@@ -13,7 +13,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "onemodel/v1/onemodel.grpc.pb.h"
@@ -90,14 +93,24 @@ class OneModelService final : public v1::OneModel::CallbackService {
     std::string request_id;
     int64_t session_serial = 0;
   };
-  // Starts `call`: reply metadata, request id, then authentication (throws RpcError).
-  void Begin(Call& call) const;
+  // Starts `call`: counts it in flight, reply metadata, request id, then refusal while
+  // draining and authentication (throws RpcError). Every Begin() is paired with one End().
+  void Begin(Call& call);
   // Counts and logs a finished call.
-  void End(const Call& call, const grpc::Status& status) const;
+  void End(const Call& call, const grpc::Status& status);
   // The session the call names (throws RpcError NOT_FOUND / INVALID_ARGUMENT).
   std::shared_ptr<Session> SessionOf(Call& call, const std::string& field) const;
   // Fills `stats` (pool, counters, RPCs; the session's own part when `session` is set).
   void FillServerStats(const Session* session, v1::Stats* stats) const;
+
+  // Shutdown, first step: new calls fail with UNAVAILABLE and every WatchStats stream ends.
+  void StartDrain();
+  // Waits until no call is in flight or `deadline` passes; true when none is left.
+  bool WaitIdle(std::chrono::system_clock::time_point deadline);
+  // WatchStats reactors register while they run, so EndWatches() can reach them.
+  void AddWatch(class WatchStatsReactor* watch);
+  void RemoveWatch(class WatchStatsReactor* watch);
+  bool draining() const;
 
   const ServerConfig& config() const { return config_; }
   SessionManager& sessions() const { return sessions_; }
@@ -116,6 +129,11 @@ class OneModelService final : public v1::OneModel::CallbackService {
   CallObserver observer_;
   const std::string instance_id_;
   const std::string auth_token_;
+  mutable std::mutex calls_mutex_;  // guards the three below
+  std::condition_variable idle_;
+  int64_t active_calls_ = 0;
+  bool draining_ = false;
+  std::unordered_set<WatchStatsReactor*> watches_;
 };
 
 }  // namespace onemodel::server

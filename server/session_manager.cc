@@ -152,10 +152,13 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
       std::lock_guard guard(mutex_);
       counters_.leaked_buffers_reclaimed += leaked;
       ++(reason == EndReason::kExpired ? counters_.expired : counters_.closed);
-      --closing_;
     }
     if (on_end_) on_end_(*session, EndReasonName(reason), leaked);
     if (done) done(leaked, bytes);
+    // Last, and notified under the lock: CloseAll() returns (and the manager may be destroyed)
+    // only once every listener and callback has run.
+    std::lock_guard guard(mutex_);
+    --closing_;
     changed_.notify_all();
   });
 }

@@ -248,7 +248,13 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
     Finish(CurrentExceptionStatus());
     return;
   }
+  service_.AddWatch(this);
   Tick();
+}
+
+void WatchStatsReactor::OnDone() {
+  service_.RemoveWatch(this);
+  delete this;
 }
 
 void WatchStatsReactor::Tick() {
@@ -264,8 +270,8 @@ void WatchStatsReactor::Tick() {
 }
 
 void WatchStatsReactor::OnWriteDone(bool ok) {
-  if (!ok || call_.ctx->IsCancelled()) {
-    Finish(grpc::Status::OK);  // the watcher went away: the normal end of a watch
+  if (!ok || call_.ctx->IsCancelled() || service_.draining()) {
+    Finish(grpc::Status::OK);  // the watcher went away or the server stops: a normal end
     return;
   }
   alarm_.Set(std::chrono::system_clock::now() + interval_, [this](bool fired) {

@@ -82,7 +82,9 @@ class WatchStatsReactor final : public grpc::ServerWriteReactor<v1::Stats> {
                     const v1::WatchStatsRequest* request);
   void OnWriteDone(bool ok) override;
   void OnCancel() override { alarm_.Cancel(); }
-  void OnDone() override { delete this; }
+  void OnDone() override;
+  // Ends the watch at its next step (server shutdown); called under the service's lock.
+  void End() { alarm_.Cancel(); }
 
  private:
   void Tick();

@@ -232,7 +232,7 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
             "attribute 'shape' (a list of ints) is required");
   EXPECT_EQ(ErrorOf([&] { Call("Cast", {x}); }), "attribute 'to' (an int) is required");
   EXPECT_EQ(ErrorOf([&] { Call("MaxPool2d", {img}); }),
-            "attribute 'kernel_shape' ([height, width]) is required");
+            "attribute 'kernel_shape' (a list of two ints, [height, width]) is required");
   EXPECT_EQ(ErrorOf([&] {
               Call("MaxPool2d", {img}, {{"kernel_shape", Is({2})}});
             }),
