@@ -99,10 +99,14 @@ void StoreTensor(Session& session, Tensor value, Placement placement, bool requi
                               "', which is " + std::string(OnnxName(entry.tensor.dtype())) + " " +
                               entry.tensor.shape().ToString() + "; send the same type and shape");
       }
-      {
+      try {
         NoGrad no_grad;
         Tensor destination = entry.tensor;
         destination.CopyFrom(value);
+      } catch (...) {
+        const grpc::Status status = CurrentExceptionStatus();
+        throw RpcError(status.error_code(),
+                       "cannot write into target '" + target + "': " + status.error_message());
       }
       value.Dispose();
       FillTensorInfo(target, entry, reply);

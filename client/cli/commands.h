@@ -1,0 +1,38 @@
+// The subcommands of the `onemodel` CLI, added to the app one group at a time, and what they
+// share: the global options and how a command gets its client and session.
+//
+//   CLI::App app("onemodel");
+//   GlobalOptions global;
+//   AddServerCommands(app, global);   // health, stats
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "client/lib/client.h"
+
+namespace onemodel::cli {
+
+struct GlobalOptions {
+  std::string server = "127.0.0.1:50051";
+  std::string token_file;  // holds a bearer token; empty: none
+  bool progress = false;   // draw progress bars even when stderr is not a terminal
+  int exit_code = 0;       // what main returns after a command succeeded
+};
+
+// A client of the server the global options name.
+client::Client Connect(const GlobalOptions& global);
+// Whether transfers draw a progress bar (--progress, or stderr is a terminal).
+bool ProgressEnabled(const GlobalOptions& global);
+// The session `session_id` names, else a new one; a new session with `keep` stays open after
+// the command and its id is printed on its own line first.
+client::Session OpenSession(client::Client& client, const std::string& session_id, bool keep);
+
+// health, stats
+void AddServerCommands(CLI::App& app, GlobalOptions& global);
+// session create, session close
+void AddSessionCommands(CLI::App& app, GlobalOptions& global);
+// put, run, get, describe
+void AddTensorCommands(CLI::App& app, GlobalOptions& global);
+
+}  // namespace onemodel::cli

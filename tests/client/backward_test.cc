@@ -1,0 +1,194 @@
+// Backward through the wire: gradients of small expressions against hand-derived values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Ints;
+using client::RunBuilder;
+using client::RunOutput;
+using client::TensorData;
+using client::TensorHandle;
+
+void ExpectClose(const std::vector<float>& actual, const std::vector<float>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-5f * std::max(1.0f, std::fabs(expected[i])))
+        << "element " << i;
+  }
+}
+
+class BackwardTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    if (!HasFatalFailure()) session_.emplace(NewSession(v1::KERNEL_CHOICE_EXACT));
+  }
+
+  // A pool tensor that requires grad.
+  TensorHandle Leaf(const std::vector<float>& values, std::vector<int64_t> dims) {
+    return session_->Put<float>(values, std::move(dims), {.requires_grad = true});
+  }
+  std::vector<float> Values(const TensorHandle& handle) { return session_->Get<float>(handle); }
+
+  std::optional<client::Session> session_;
+};
+
+TEST_F(BackwardTest, ElementwiseExpression) {
+  // L = sum(x * w + sigmoid(x)): dL/dx = w + s (1 - s), dL/dw = x.
+  const std::vector<float> x = RandomFloats(6, 1), w = RandomFloats(6, 2);
+  const TensorHandle hx = Leaf(x, {2, 3}), hw = Leaf(w, {2, 3});
+  RunBuilder run;
+  const RunOutput xw = run.Op("Mul", {hx, hw});
+  const RunOutput sum = run.Op("Add", {xw, run.Op("Sigmoid", {hx})});
+  const RunOutput loss = run.Op("Sum", {sum});
+  const client::RunResult result = session_->Run(run);
+  EXPECT_EQ(result[xw].info().grad_fn(), "Mul");
+  const std::vector<TensorHandle> grads = session_->Backward(result[loss], {hx, hw});
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0].dims(), (std::vector<int64_t>{2, 3}));
+  std::vector<float> dx(6);
+  for (int i = 0; i < 6; ++i) {
+    const float s = 1.0f / (1.0f + std::exp(-x[i]));
+    dx[i] = w[i] + s * (1 - s);
+  }
+  ExpectClose(Values(grads[0]), dx);
+  ExpectClose(Values(grads[1]), x);
+}
+
+TEST_F(BackwardTest, MatMul) {
+  // L = sum(A B): dA[i][k] = sum_j B[k][j], dB[k][j] = sum_i A[i][k].
+  const std::vector<float> a = RandomFloats(6, 3), b = RandomFloats(12, 4);
+  const TensorHandle ha = Leaf(a, {2, 3}), hb = Leaf(b, {3, 4});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("MatMul", {ha, hb})});
+  const std::vector<TensorHandle> grads = session_->Backward(session_->Run(run)[loss], {ha, hb});
+  std::vector<float> da(6), db(12);
+  for (int i = 0; i < 2; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      for (int j = 0; j < 4; ++j) {
+        da[i * 3 + k] += b[k * 4 + j];
+        db[k * 4 + j] += a[i * 3 + k];
+      }
+    }
+  }
+  ExpectClose(Values(grads[0]), da);
+  ExpectClose(Values(grads[1]), db);
+}
+
+TEST_F(BackwardTest, BroadcastGradientsAreSummedBack) {
+  const TensorHandle x = Leaf(RandomFloats(6, 5), {2, 3}), bias = Leaf({1, 2, 3}, {3});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("Add", {x, bias})});
+  const std::vector<TensorHandle> grads = session_->Backward(session_->Run(run)[loss], {x, bias});
+  EXPECT_EQ(Values(grads[0]), std::vector<float>(6, 1.0f));
+  EXPECT_EQ(grads[1].dims(), std::vector<int64_t>{3});
+  EXPECT_EQ(Values(grads[1]), std::vector<float>(3, 2.0f));
+}
+
+TEST_F(BackwardTest, GradOutputWeightsANonScalarRoot) {
+  // y = x * x with upstream g: dx = 2 x g.
+  const std::vector<float> x = {1, -2, 3}, g = {0.5f, 2, -1};
+  const TensorHandle hx = Leaf(x, {3});
+  RunBuilder run;
+  run.Op("Mul", {hx, hx});
+  const TensorHandle y = session_->Run(run).back();
+  const std::vector<TensorHandle> inline_grad = session_->Backward(
+      y, {hx}, {.grad_output = TensorData::From<float>(g, {3}), .retain_graph = true});
+  EXPECT_EQ(Values(inline_grad[0]), (std::vector<float>{1, -8, -6}));
+  const TensorHandle hg = session_->Put<float>(g, {3});
+  const std::vector<TensorHandle> handle_grad = session_->Backward(y, {hx}, {.grad_output = hg});
+  EXPECT_EQ(Values(handle_grad[0]), (std::vector<float>{1, -8, -6}));
+}
+
+TEST_F(BackwardTest, MaxPoolSendsTheGradientToEachMaximum) {
+  const std::vector<float> x = {1, 9, 3, 4, 8, 2, 7, 5, 6, 0, 10, 11, 12, 13, 14, 15};
+  const TensorHandle hx = Leaf(x, {1, 1, 4, 4});
+  RunBuilder run;
+  const RunOutput pooled =
+      run.Op("MaxPool2d", {hx}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  const RunOutput loss = run.Op("Sum", {pooled});
+  const client::RunResult result = session_->Run(run);
+  EXPECT_EQ(Values(result[pooled]), (std::vector<float>{9, 7, 13, 15}));
+  const std::vector<TensorHandle> grads = session_->Backward(result[loss], {hx});
+  std::vector<float> expected(16, 0.0f);
+  for (const int argmax : {1, 6, 13, 15}) expected[argmax] = 1;
+  EXPECT_EQ(Values(grads[0]), expected);
+}
+
+TEST_F(BackwardTest, SoftmaxAndMeanOfRelu) {
+  // L = sum(softmax(x) * t): dx_i = s_i (t_i - sum_j s_j t_j).
+  const std::vector<float> x = RandomFloats(4, 6), t = {1, 0, 0.5f, -1};
+  const TensorHandle hx = Leaf(x, {4});
+  RunBuilder softmax_run;
+  const RunOutput soft = softmax_run.Op("Softmax", {hx});
+  const RunOutput loss =
+      softmax_run.Op("Sum", {softmax_run.Op("Mul", {soft, TensorData::From<float>(t, {4})})});
+  const client::RunResult result = session_->Run(softmax_run);
+  const std::vector<float> s = Values(result[soft]);
+  float st = 0;
+  for (int i = 0; i < 4; ++i) st += s[i] * t[i];
+  std::vector<float> dx(4);
+  for (int i = 0; i < 4; ++i) dx[i] = s[i] * (t[i] - st);
+  ExpectClose(Values(session_->Backward(result[loss], {hx})[0]), dx);
+
+  // L = mean(relu(x)): dx = [x > 0] / n.
+  const std::vector<float> y = {-1, 2, -3, 4, 5, -6};
+  const TensorHandle hy = Leaf(y, {2, 3});
+  RunBuilder relu_run;
+  const RunOutput mean = relu_run.Op("Mean", {relu_run.Op("Relu", {hy})});
+  const std::vector<TensorHandle> grads = session_->Backward(session_->Run(relu_run)[mean], {hy});
+  ExpectClose(Values(grads[0]), {0, 1 / 6.0f, 0, 1 / 6.0f, 1 / 6.0f, 0});
+}
+
+TEST_F(BackwardTest, PoolPlacedGradientsSurviveAnArenaReset) {
+  const TensorHandle x = Leaf({1, 2}, {2});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("Mul", {x, x})});
+  const std::vector<TensorHandle> grads =
+      session_->Backward(session_->Run(run)[loss], {x}, {.placement = v1::PLACEMENT_POOL});
+  EXPECT_EQ(grads[0].info().placement(), v1::PLACEMENT_POOL);
+  session_->ResetArena();
+  EXPECT_EQ(Values(grads[0]), (std::vector<float>{2, 4}));
+}
+
+TEST_F(BackwardTest, RetainGraphAllowsAnotherBackward) {
+  const TensorHandle x = Leaf({3}, {1});
+  RunBuilder run;
+  run.Op("Mul", {x, x});
+  const TensorHandle y = session_->Run(run).back();
+  EXPECT_EQ(Values(session_->Backward(y, {x}, {.retain_graph = true})[0]), std::vector<float>{6});
+  EXPECT_EQ(Values(session_->Backward(y, {x})[0]), std::vector<float>{6});
+  EXPECT_TRUE(
+      FailsWith([&] { session_->Backward(y, {x}); }, grpc::StatusCode::FAILED_PRECONDITION));
+}
+
+TEST_F(BackwardTest, AVersionChangeBeforeBackwardIsAFailedPrecondition) {
+  const TensorHandle x = Leaf({1, 2}, {2});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("Mul", {x, x})});  // Mul saves x
+  const TensorHandle root = session_->Run(run)[loss];
+  session_->Put<float>(std::vector<float>{3, 4}, {2}, {.target = x.id()});  // an optimizer step
+  EXPECT_TRUE(FailsWith([&] { session_->Backward(root, {x}); },
+                        grpc::StatusCode::FAILED_PRECONDITION, {"version"}));
+}
+
+TEST_F(BackwardTest, NoGradRunsRecordNothing) {
+  const TensorHandle x = Leaf({1, 2}, {2});
+  RunBuilder run;
+  run.Op("Sum", {x});
+  const TensorHandle total = session_->Run(run.NoGrad()).back();
+  EXPECT_FALSE(total.info().requires_grad());
+  EXPECT_EQ(total.info().grad_fn(), "");
+  EXPECT_TRUE(
+      FailsWith([&] { session_->Backward(total, {x}); }, grpc::StatusCode::INVALID_ARGUMENT));
+}
+
+}  // namespace
+}  // namespace onemodel::testing

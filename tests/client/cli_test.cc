@@ -1,0 +1,209 @@
+// The `onemodel` CLI against a real server: every command, files in and out, exit codes.
+#include <gmock/gmock.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "client/cli/npy.h"
+#include "client/cli/tensor_file.h"
+#include "tests/client/command.h"
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::TensorData;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class CliTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    std::string dir = (std::filesystem::temp_directory_path() / "onemodel-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs the CLI with --server pointing at the test server.
+  CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {ONEMODEL_CLI_PATH, "--server", server().grpc_address()});
+    return RunCommand(args);
+  }
+  // Runs the CLI and expects success; returns stdout's first line.
+  std::string CliLine(const std::vector<std::string>& args) {
+    const CommandResult result = Cli(args);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.out.substr(0, result.out.find('\n'));
+  }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string WriteFile(const std::string& name, const TensorData& data) {
+    cli::WriteTensorFile(Path(name), data);
+    return Path(name);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliTest, HealthPrintsServingAndExitsZero) {
+  const CommandResult result = Cli({"health"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "SERVING\n");
+}
+
+TEST_F(CliTest, HealthOfAnUnreachableServerExitsOne) {
+  const CommandResult result =
+      RunCommand({ONEMODEL_CLI_PATH, "health", "--server", "127.0.0.1:1", "--timeout-ms", "2000"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+}
+
+TEST_F(CliTest, ServerComesFromTheEnvironment) {
+  const CommandResult result =
+      RunCommand({ONEMODEL_CLI_PATH, "health"}, {"ONEMODEL_SERVER=" + server().grpc_address()});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+}
+
+TEST_F(CliTest, SessionCreateAndClose) {
+  const std::string id = CliLine({"session", "create", "--kernels", "exact"});
+  ASSERT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{32}"))) << id;
+  EXPECT_EQ(client().AttachSession(id).KeepAlive().server_instance_id(), server().instance_id());
+  EXPECT_THAT(CliLine({"session", "close", id}), StartsWith("leaked_buffers=0 released_bytes="));
+  const CommandResult again = Cli({"session", "close", id});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
+}
+
+TEST_F(CliTest, PutRunGetRoundTripThroughNpy) {
+  const std::vector<float> x = {1, -2, 3, -4, 5, -6};
+  const std::string x_file = WriteFile("x.npy", TensorData::From<float>(x, {2, 3}));
+  const std::string session = CliLine({"session", "create"});
+  const std::string handle = CliLine({"put", x_file, "--session", session});
+  const std::string squared =
+      CliLine({"run", "Mul", "--session", session, "--input", handle, "--input", x_file});
+  CliLine({"get", squared, "--session", session, "--out", Path("y.npy")});
+  const TensorData y = cli::ReadTensorFile(Path("y.npy"));
+  EXPECT_EQ(y.dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(y.ToVector<float>(), (std::vector<float>{1, 4, 9, 16, 25, 36}));
+
+  CliLine({"run", "Sum", "--session", session, "-i", handle, "--attr", "axes=[1]", "--attr",
+           "keepdims=1", "--out", Path("s.npy")});
+  const TensorData sums = cli::ReadTensorFile(Path("s.npy"));
+  EXPECT_EQ(sums.dims, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(sums.ToVector<float>(), (std::vector<float>{2, -5}));
+
+  const std::string zeros =
+      WriteFile("zeros.npy", TensorData::From<float>(std::vector<float>(6), {2, 3}));
+  EXPECT_EQ(CliLine({"put", zeros, "--session", session, "--target", handle}), handle);
+  CliLine({"get", handle, "--session", session, "--out", Path("z.npy")});
+  EXPECT_EQ(cli::ReadTensorFile(Path("z.npy")).ToVector<float>(), std::vector<float>(6, 0.0f));
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, PutWithKeepSessionPrintsTheSessionFirstAndReadsPb) {
+  onnx::TensorProto proto;  // typed fields, as other tools write them
+  proto.set_data_type(onnx::TensorProto::INT64);
+  proto.add_dims(3);
+  for (const int64_t v : {7, -8, 9}) proto.add_int64_data(v);
+  std::ofstream(Path("x.pb"), std::ios::binary) << proto.SerializeAsString();
+
+  const CommandResult put = Cli({"put", Path("x.pb"), "--keep-session"});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  std::istringstream lines(put.out);
+  std::string session, handle;
+  std::getline(lines, session);
+  std::getline(lines, handle);
+  CliLine({"get", handle, "--session", session, "--out", Path("y.pb")});
+  EXPECT_EQ(cli::ReadTensorFile(Path("y.pb")).ToVector<int64_t>(),
+            (std::vector<int64_t>{7, -8, 9}));
+  EXPECT_THAT(CliLine({"describe", handle, "--session", session}), HasSubstr(handle));
+  EXPECT_THAT(CliLine({"session", "close", session}), StartsWith("leaked_buffers=1 "));
+}
+
+TEST_F(CliTest, PutWithoutASessionLeavesNoSessionOpen) {
+  const int64_t open = client().Stats().sessions().open();
+  const std::string x_file =
+      WriteFile("x.npy", TensorData::From<float>(std::vector<float>{1}, {1}));
+  EXPECT_THAT(CliLine({"put", x_file}), StartsWith("p"));
+  EXPECT_EQ(client().Stats().sessions().open(), open);
+}
+
+TEST_F(CliTest, StatsJsonIsTheStatsMessage) {
+  const CommandResult result = Cli({"stats", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  v1::Stats stats;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.out, &stats).ok()) << result.out;
+  EXPECT_EQ(stats.server_instance_id(), server().instance_id());
+  EXPECT_THAT(result.out, HasSubstr("\"rented_bytes\""));
+}
+
+TEST_F(CliTest, StatsTableShowsPoolSessionsAndRpcs) {
+  client::Session session = NewSession();
+  const CommandResult result = Cli({"stats", "--session", session.id()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, HasSubstr("server instance " + server().instance_id()));
+  EXPECT_THAT(result.out, HasSubstr("buffers rented"));
+  EXPECT_THAT(result.out, HasSubstr("open"));
+  EXPECT_THAT(result.out, HasSubstr(session.id() + " (reference)"));
+  EXPECT_THAT(result.out, HasSubstr("CreateSession"));
+}
+
+TEST_F(CliTest, ProgressBarsOnlyWhenAskedOrOnATerminal) {
+  const int64_t count = int64_t{2} << 20;  // 8 MiB of floats
+  const std::string big =
+      WriteFile("big.npy", TensorData::From<float>(std::vector<float>(count, 0.5f), {count}));
+  const std::string session = CliLine({"session", "create"});
+  const CommandResult quiet = Cli({"put", big, "--session", session});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  const CommandResult shown = Cli({"--progress", "put", big, "--session", session});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.err, HasSubstr("100%"));
+  EXPECT_THAT(shown.err, HasSubstr("8.0/8.0 MiB"));
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, FailuresExitOneWithTheServerMessage) {
+  const std::string session = CliLine({"session", "create"});
+  const CommandResult result =
+      Cli({"get", "p1.nothing", "--session", session, "--out", Path("y.npy")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(result.err, HasSubstr("p1.nothing"));
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, UnreadableTensorFilesAreReported) {
+  const std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }\n";
+  std::ofstream(Path("fortran.npy"), std::ios::binary)
+      << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(header.size()) << '\0' << header
+      << std::string(4, '\0');
+  const CommandResult result = Cli({"put", Path("fortran.npy")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("Fortran"));
+}
+
+TEST(CliAuthTest, TheTokenFileAuthorizesCalls) {
+  const std::string token_file =
+      (std::filesystem::temp_directory_path() / ("onemodel-cli-token-" + std::to_string(getpid())))
+          .string();
+  std::ofstream(token_file) << "t0ken\n";
+  ServerProcess server({"--auth-token-file", token_file});
+  const CommandResult denied =
+      RunCommand({ONEMODEL_CLI_PATH, "--server", server.grpc_address(), "session", "create"});
+  EXPECT_EQ(denied.exit_code, 1);
+  EXPECT_THAT(denied.err, HasSubstr("UNAUTHENTICATED"));
+  const CommandResult allowed = RunCommand({ONEMODEL_CLI_PATH, "--server", server.grpc_address(),
+                                            "--token-file", token_file, "session", "create"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_TRUE(server.Stop().ok());
+  std::filesystem::remove(token_file);
+}
+
+}  // namespace
+}  // namespace onemodel::testing

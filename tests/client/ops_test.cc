@@ -1,0 +1,421 @@
+// Every operation of the Run RPC against reference loops written here (exact kernels).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Floats;
+using client::Ints;
+using client::NamedAttr;
+using client::RunInput;
+using client::TensorHandle;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using Dims = std::vector<int64_t>;
+
+// Row-major strides of `dims`.
+Dims StridesOf(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+int64_t Count(const Dims& dims) { return client::NumElements(dims); }
+
+// numpy's broadcast of a (dims ad) and b (dims bd) through fn.
+std::vector<float> Broadcast(const std::vector<float>& a, const Dims& ad,
+                             const std::vector<float>& b, const Dims& bd, const Dims& out,
+                             const std::function<float(float, float)>& fn) {
+  const auto strides_in = [&](const Dims& d) {  // strides aligned right, 0 where broadcast
+    Dims s(out.size(), 0);
+    const Dims own = StridesOf(d);
+    for (size_t i = 0; i < d.size(); ++i) {
+      const size_t o = out.size() - d.size() + i;
+      s[o] = d[i] == 1 ? 0 : own[i];
+    }
+    return s;
+  };
+  const Dims sa = strides_in(ad), sb = strides_in(bd), so = StridesOf(out);
+  std::vector<float> result(Count(out));
+  for (int64_t flat = 0; flat < Count(out); ++flat) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < out.size(); ++d) {
+      const int64_t index = flat / so[d] % out[d];
+      ia += index * sa[d];
+      ib += index * sb[d];
+    }
+    result[flat] = fn(a[ia], b[ib]);
+  }
+  return result;
+}
+
+std::vector<float> Map(const std::vector<float>& x, const std::function<float(float)>& fn) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = fn(x[i]);
+  return y;
+}
+
+// Every element of `actual` within `rel` (relative, or absolute below 1) of `expected`.
+void ExpectClose(const std::vector<float>& actual, const std::vector<float>& expected,
+                 float rel = 1e-5f) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], rel * std::max(1.0f, std::fabs(expected[i])))
+        << "element " << i;
+  }
+}
+
+class OpsTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    if (!HasFatalFailure()) session_.emplace(NewSession(v1::KERNEL_CHOICE_EXACT));
+  }
+
+  TensorHandle Put(const std::vector<float>& values, const Dims& dims) {
+    return session_->Put<float>(values, dims);
+  }
+
+  // Runs `op` once (no grad) and returns its output's description.
+  TensorHandle Run(const std::string& op, const std::vector<RunInput>& inputs,
+                   const std::vector<NamedAttr>& attributes = {}) {
+    client::RunBuilder run;
+    run.Op(op, inputs, attributes);
+    return session_->Run(run.NoGrad()).back();
+  }
+
+  std::vector<float> Values(const TensorHandle& handle) { return session_->Get<float>(handle); }
+
+  std::optional<client::Session> session_;
+};
+
+TEST_F(OpsTest, BinaryOpsBroadcastLikeNumpy) {
+  const Dims ad = {2, 1, 3}, bd = {4, 1}, out = {2, 4, 3};
+  const std::vector<float> a = RandomFloats(6, 10, 0.5f, 2.0f);
+  const std::vector<float> b = RandomFloats(4, 11, -2.0f, 2.0f);
+  const TensorHandle ha = Put(a, ad), hb = Put(b, bd);
+  const std::vector<std::pair<std::string, std::function<float(float, float)>>> ops = {
+      {"Add", [](float x, float y) { return x + y; }},
+      {"Sub", [](float x, float y) { return x - y; }},
+      {"Mul", [](float x, float y) { return x * y; }},
+      {"Div", [](float x, float y) { return x / y; }},
+      {"Max", [](float x, float y) { return std::max(x, y); }},
+      {"Min", [](float x, float y) { return std::min(x, y); }},
+      {"Pow", [](float x, float y) { return std::pow(x, y); }}};
+  for (const auto& [op, fn] : ops) {
+    SCOPED_TRACE(op);
+    const TensorHandle y = Run(op, {ha, hb});
+    EXPECT_THAT(y.info().dims(), ElementsAreArray(out));
+    ExpectClose(Values(y), Broadcast(a, ad, b, bd, out, fn), 1e-6f);
+  }
+}
+
+TEST_F(OpsTest, UnaryOpsMatchTheirFormulas) {
+  const std::vector<float> x = RandomFloats(24, 20, -3.0f, 3.0f);
+  const std::vector<float> positive = RandomFloats(24, 21, 0.1f, 3.0f);
+  const TensorHandle hx = Put(x, {2, 3, 4}), hp = Put(positive, {2, 3, 4});
+  const std::vector<
+      std::tuple<std::string, TensorHandle, const std::vector<float>*, std::function<float(float)>>>
+      ops = {{"Neg", hx, &x, [](float v) { return -v; }},
+             {"Abs", hx, &x, [](float v) { return std::fabs(v); }},
+             {"Exp", hx, &x, [](float v) { return std::exp(v); }},
+             {"Log", hp, &positive, [](float v) { return std::log(v); }},
+             {"Sqrt", hp, &positive, [](float v) { return std::sqrt(v); }},
+             {"Relu", hx, &x, [](float v) { return v > 0 ? v : 0.0f; }},
+             {"Sigmoid", hx, &x, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
+             {"Tanh", hx, &x, [](float v) { return std::tanh(v); }},
+             {"Gelu", hx, &x, [](float v) {
+                return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+              }}};
+  for (const auto& [op, input, values, fn] : ops) {
+    SCOPED_TRACE(op);
+    const TensorHandle y = Run(op, {input});
+    EXPECT_THAT(y.info().dims(), ElementsAre(2, 3, 4));
+    ExpectClose(Values(y), Map(*values, fn));
+  }
+}
+
+// c[b] = a[b] x w[b or 0] for a (batch, m, k) and w (wb, k, n).
+std::vector<float> MatMulReference(const std::vector<float>& a, const std::vector<float>& w,
+                                   int64_t batch, int64_t m, int64_t k, int64_t n, bool w_batched) {
+  std::vector<float> c(batch * m * n, 0.0f);
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* wb = w.data() + (w_batched ? b * k * n : 0);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += a[(b * m + i) * k + p] * wb[p * n + j];
+        c[(b * m + i) * n + j] = static_cast<float>(sum);
+      }
+    }
+  }
+  return c;
+}
+
+TEST_F(OpsTest, MatMulOfMatricesAndBatches) {
+  const std::vector<float> a = RandomFloats(2 * 3 * 4, 30), w = RandomFloats(2 * 4 * 5, 31);
+  const TensorHandle matrix = Run("MatMul", {Put({a.begin(), a.begin() + 12}, {3, 4}),
+                                             Put({w.begin(), w.begin() + 20}, {4, 5})});
+  EXPECT_THAT(matrix.info().dims(), ElementsAre(3, 5));
+  ExpectClose(Values(matrix), MatMulReference(a, w, 1, 3, 4, 5, false));
+
+  const TensorHandle batched = Run("MatMul", {Put(a, {2, 3, 4}), Put(w, {2, 4, 5})});
+  EXPECT_THAT(batched.info().dims(), ElementsAre(2, 3, 5));
+  ExpectClose(Values(batched), MatMulReference(a, w, 2, 3, 4, 5, true));
+
+  const TensorHandle shared =
+      Run("MatMul", {Put(a, {2, 3, 4}), Put({w.begin(), w.begin() + 20}, {4, 5})});
+  EXPECT_THAT(shared.info().dims(), ElementsAre(2, 3, 5));
+  ExpectClose(Values(shared), MatMulReference(a, w, 2, 3, 4, 5, false));
+}
+
+// Window maxima of x (n, c, h, w) with implicit -inf padding.
+std::vector<float> MaxPoolReference(const std::vector<float>& x, const Dims& d, int kh, int kw,
+                                    int sh, int sw, int ph, int pw, Dims* out_dims) {
+  const int64_t oh = (d[2] + 2 * ph - kh) / sh + 1, ow = (d[3] + 2 * pw - kw) / sw + 1;
+  *out_dims = {d[0], d[1], oh, ow};
+  std::vector<float> y;
+  for (int64_t nc = 0; nc < d[0] * d[1]; ++nc) {
+    for (int64_t i = 0; i < oh; ++i) {
+      for (int64_t j = 0; j < ow; ++j) {
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t r = i * sh - ph; r < i * sh - ph + kh; ++r) {
+          for (int64_t c = j * sw - pw; c < j * sw - pw + kw; ++c) {
+            if (r >= 0 && r < d[2] && c >= 0 && c < d[3]) {
+              best = std::max(best, x[(nc * d[2] + r) * d[3] + c]);
+            }
+          }
+        }
+        y.push_back(best);
+      }
+    }
+  }
+  return y;
+}
+
+TEST_F(OpsTest, MaxPool2dWithStridesPadsAndDefaults) {
+  const Dims d = {2, 3, 5, 6};
+  const std::vector<float> x = RandomFloats(Count(d), 40);
+  const TensorHandle hx = Put(x, d);
+  Dims expected_dims;
+  const TensorHandle strided =
+      Run("MaxPool2d", {hx},
+          {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1}}});
+  const std::vector<float> expected = MaxPoolReference(x, d, 3, 2, 2, 2, 1, 1, &expected_dims);
+  EXPECT_THAT(strided.info().dims(), ElementsAreArray(expected_dims));
+  EXPECT_EQ(Values(strided), expected);
+
+  const TensorHandle plain = Run("MaxPool2d", {hx}, {{"kernel_shape", Ints{2, 2}}});
+  const std::vector<float> expected_plain =
+      MaxPoolReference(x, d, 2, 2, 1, 1, 0, 0, &expected_dims);
+  EXPECT_THAT(plain.info().dims(), ElementsAreArray(expected_dims));
+  EXPECT_EQ(Values(plain), expected_plain);
+}
+
+TEST_F(OpsTest, SumAndMeanOverAxesAndEverything) {
+  const std::vector<float> x = RandomFloats(24, 50);
+  const TensorHandle hx = Put(x, {2, 3, 4});
+  std::vector<float> over_1(8, 0.0f);  // axis 1 of (2, 3, 4)
+  float total = 0;
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 3; ++b) {
+      for (int c = 0; c < 4; ++c) {
+        over_1[a * 4 + c] += x[(a * 3 + b) * 4 + c];
+        total += x[(a * 3 + b) * 4 + c];
+      }
+    }
+  }
+  const TensorHandle sum = Run("Sum", {hx}, {{"axes", Ints{1}}});
+  EXPECT_THAT(sum.info().dims(), ElementsAre(2, 4));
+  ExpectClose(Values(sum), over_1);
+  const TensorHandle kept = Run("Sum", {hx}, {{"axes", Ints{-2}}, {"keepdims", 1}});
+  EXPECT_THAT(kept.info().dims(), ElementsAre(2, 1, 4));
+  ExpectClose(Values(kept), over_1);
+  const TensorHandle mean = Run("Mean", {hx}, {{"axes", Ints{1}}});
+  ExpectClose(Values(mean), Map(over_1, [](float v) { return v / 3; }));
+  const TensorHandle all = Run("Sum", {hx});
+  EXPECT_EQ(all.info().dims_size(), 0);
+  ExpectClose(Values(all), {total});
+  ExpectClose(Values(Run("Mean", {hx})), {total / 24});
+}
+
+// Softmax (or log-softmax) of scale * x along the last axis of rows x cols.
+std::vector<float> SoftmaxReference(const std::vector<float>& x, int rows, int cols, float scale,
+                                    bool log) {
+  std::vector<float> y(x.size());
+  for (int r = 0; r < rows; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (int c = 0; c < cols; ++c) max = std::max<double>(max, scale * x[r * cols + c]);
+    for (int c = 0; c < cols; ++c) sum += std::exp(scale * x[r * cols + c] - max);
+    for (int c = 0; c < cols; ++c) {
+      const double z = scale * x[r * cols + c] - max;
+      y[r * cols + c] = static_cast<float>(log ? z - std::log(sum) : std::exp(z) / sum);
+    }
+  }
+  return y;
+}
+
+TEST_F(OpsTest, SoftmaxAndLogSoftmaxWithAxisAndScale) {
+  const std::vector<float> x = RandomFloats(12, 60, -4.0f, 4.0f);
+  const TensorHandle hx = Put(x, {3, 4});
+  ExpectClose(Values(Run("Softmax", {hx})), SoftmaxReference(x, 3, 4, 1.0f, false));
+  ExpectClose(Values(Run("Softmax", {hx}, {{"axis", -1}, {"scale", 0.5f}})),
+              SoftmaxReference(x, 3, 4, 0.5f, false));
+  ExpectClose(Values(Run("LogSoftmax", {hx}, {{"axis", 1}, {"scale", 2.0f}})),
+              SoftmaxReference(x, 3, 4, 2.0f, true));
+  // Along axis 0: the reference on the transpose.
+  std::vector<float> xt(12);
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 4; ++c) xt[c * 3 + r] = x[r * 4 + c];
+  }
+  const std::vector<float> yt = SoftmaxReference(xt, 4, 3, 1.0f, false);
+  std::vector<float> expected(12);
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 4; ++c) expected[r * 4 + c] = yt[c * 3 + r];
+  }
+  ExpectClose(Values(Run("Softmax", {hx}, {{"axis", 0}})), expected);
+}
+
+TEST_F(OpsTest, CastBetweenTypes) {
+  using P = onnx::TensorProto;
+  const TensorHandle x = Put({1.0f, -2.0f, 0.5f, 65504.0f}, {4});
+  const TensorHandle ints =
+      Run("Cast", {Put({1.0f, -2.0f, 3.0f, 100.0f}, {4})}, {{"to", P::INT32}});
+  EXPECT_EQ(ints.data_type(), P::INT32);
+  EXPECT_EQ(session_->Get<int32_t>(ints), (std::vector<int32_t>{1, -2, 3, 100}));
+  const TensorHandle halves = Run("Cast", {x}, {{"to", P::FLOAT16}});
+  EXPECT_EQ(halves.info().data_type_name(), "FLOAT16");
+  EXPECT_EQ(session_->Get<uint16_t>(halves),
+            (std::vector<uint16_t>{0x3C00, 0xC000, 0x3800, 0x7BFF}));
+  const TensorHandle doubles = Run("Cast", {x}, {{"to", P::DOUBLE}});
+  EXPECT_EQ(session_->Get<double>(doubles), (std::vector<double>{1.0, -2.0, 0.5, 65504.0}));
+}
+
+// x (row-major, dims d) with its axes reordered by perm, as a row-major copy.
+std::vector<float> PermuteReference(const std::vector<float>& x, const Dims& d,
+                                    const std::vector<int>& perm) {
+  Dims out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = d[perm[i]];
+  const Dims in_strides = StridesOf(d), out_strides = StridesOf(out);
+  std::vector<float> y(x.size());
+  for (int64_t flat = 0; flat < Count(out); ++flat) {
+    int64_t source = 0;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      source += flat / out_strides[i] % out[i] * in_strides[perm[i]];
+    }
+    y[flat] = x[source];
+  }
+  return y;
+}
+
+TEST_F(OpsTest, ContiguousCopiesAViewRowMajor) {
+  const std::vector<float> x = RandomFloats(6, 80);
+  const TensorHandle transposed = Run("Transpose", {Put(x, {2, 3})}, {{"dim0", 0}, {"dim1", 1}});
+  EXPECT_THAT(transposed.info().strides(), ElementsAre(1, 3));
+  const TensorHandle copy = Run("Contiguous", {transposed});
+  EXPECT_THAT(copy.info().dims(), ElementsAre(3, 2));
+  EXPECT_THAT(copy.info().strides(), ElementsAre(2, 1));
+  EXPECT_EQ(Values(copy), PermuteReference(x, {2, 3}, {1, 0}));
+}
+
+TEST_F(OpsTest, CopyKeepsAViewInThePool) {
+  const std::vector<float> x = RandomFloats(6, 82);
+  const TensorHandle hx = session_->Put<float>(x, {2, 3}, {.requires_grad = true});
+  client::RunBuilder run;
+  const client::RunOutput view = run.Op("Transpose", {hx}, {{"dim0", 0}, {"dim1", 1}});
+  const client::RunOutput copy = run.Op("Copy", {view}, {}, v1::PLACEMENT_POOL);
+  const TensorHandle kept = session_->Run(run)[copy];
+  EXPECT_EQ(kept.info().placement(), v1::PLACEMENT_POOL);
+  EXPECT_EQ(kept.info().grad_fn(), "Copy");
+  EXPECT_THAT(kept.info().strides(), ElementsAre(2, 1));
+  session_->ResetArena();
+  EXPECT_EQ(Values(kept), PermuteReference(x, {2, 3}, {1, 0}));
+}
+
+TEST_F(OpsTest, DetachDropsTheGradientButKeepsValues) {
+  const std::vector<float> x = RandomFloats(4, 81);
+  const TensorHandle hx = session_->Put<float>(x, {4}, {.requires_grad = true});
+  client::RunBuilder run;
+  run.Op("Detach", {hx});
+  const TensorHandle detached = session_->Run(run).back();
+  EXPECT_FALSE(detached.info().requires_grad());
+  EXPECT_EQ(Values(detached), x);
+}
+
+TEST_F(OpsTest, ToLayoutChangesStorageNotValues) {
+  const Dims d = {1, 8, 2, 3};
+  const std::vector<float> x = RandomFloats(Count(d), 90);
+  const TensorHandle hx = Put(x, d);
+  const TensorHandle nhwc = Run("ToLayout", {hx}, {{"layout", "NHWC"}});
+  EXPECT_EQ(nhwc.info().layout(), "NHWC");
+  EXPECT_THAT(nhwc.info().dims(), ElementsAreArray(d));
+  EXPECT_THAT(nhwc.info().strides(), ElementsAre(48, 1, 24, 8));
+  EXPECT_EQ(Values(nhwc), x);
+
+  const TensorHandle blocked = Run("ToLayout", {hx}, {{"layout", "blocked"}, {"block", 4}});
+  EXPECT_EQ(blocked.info().layout(), "Blocked");
+  EXPECT_EQ(blocked.info().block_size(), 4);
+  const TensorHandle back = Run("ToLayout", {blocked}, {{"layout", "NCHW"}});
+  EXPECT_EQ(back.info().layout(), "NCHW");
+  EXPECT_EQ(Values(back), x);
+}
+
+TEST_F(OpsTest, ViewOpsReshapeAndReorder) {
+  const Dims d = {2, 3, 4};
+  const std::vector<float> x = RandomFloats(Count(d), 100);
+  const TensorHandle hx = Put(x, d);
+
+  const TensorHandle reshaped = Run("Reshape", {hx}, {{"shape", Ints{4, -1}}});
+  EXPECT_THAT(reshaped.info().dims(), ElementsAre(4, 6));
+  EXPECT_EQ(Values(reshaped), x);
+
+  const TensorHandle permuted = Run("Permute", {hx}, {{"perm", Ints{2, 0, 1}}});
+  EXPECT_THAT(permuted.info().dims(), ElementsAre(4, 2, 3));
+  EXPECT_EQ(Values(permuted), PermuteReference(x, d, {2, 0, 1}));
+
+  const TensorHandle transposed = Run("Transpose", {hx}, {{"dim0", 0}, {"dim1", 2}});
+  EXPECT_THAT(transposed.info().dims(), ElementsAre(4, 3, 2));
+  EXPECT_EQ(Values(transposed), PermuteReference(x, d, {2, 1, 0}));
+
+  const TensorHandle sliced =
+      Run("Slice", {hx}, {{"dim", 2}, {"start", 1}, {"stop", 4}, {"step", 2}});
+  EXPECT_THAT(sliced.info().dims(), ElementsAre(2, 3, 2));
+  std::vector<float> expected;
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 1; k < 4; k += 2) expected.push_back(x[i * 4 + k]);
+  }
+  EXPECT_EQ(Values(sliced), expected);
+  const TensorHandle unit_step = Run("Slice", {hx}, {{"dim", 0}, {"start", 1}, {"stop", 2}});
+  EXPECT_EQ(Values(unit_step), std::vector<float>(x.begin() + 12, x.end()));
+}
+
+TEST_F(OpsTest, ViewOpsChangeExtentOneDimensions) {
+  const std::vector<float> x = RandomFloats(6, 110);
+  const TensorHandle column = Put({x.begin(), x.begin() + 3}, {3, 1});
+  const TensorHandle expanded = Run("Expand", {column}, {{"shape", Ints{2, 3, 4}}});
+  EXPECT_THAT(expanded.info().dims(), ElementsAre(2, 3, 4));
+  std::vector<float> expected(24);
+  for (int i = 0; i < 24; ++i) expected[i] = x[i / 4 % 3];
+  EXPECT_EQ(Values(expanded), expected);
+
+  const TensorHandle padded = Put(x, {1, 3, 1, 2});
+  const TensorHandle squeezed = Run("Squeeze", {padded});
+  EXPECT_THAT(squeezed.info().dims(), ElementsAre(3, 2));
+  EXPECT_EQ(Values(squeezed), x);
+  EXPECT_THAT(Run("Squeeze", {padded}, {{"axes", Ints{0}}}).info().dims(), ElementsAre(3, 1, 2));
+
+  const TensorHandle unsqueezed = Run("Unsqueeze", {Put(x, {3, 2})}, {{"dim", 1}});
+  EXPECT_THAT(unsqueezed.info().dims(), ElementsAre(3, 1, 2));
+  EXPECT_EQ(Values(unsqueezed), x);
+}
+
+}  // namespace
+}  // namespace onemodel::testing

@@ -1,0 +1,55 @@
+// Shared pieces of the client integration tests: a fixture whose test suite shares one real
+// onemodeld, an assertion on client::Error's code and message, and small data helpers.
+//
+//   class RunTest : public ServerTest {};
+//   TEST_F(RunTest, Adds) {
+//     client::Session session = NewSession();
+//     EXPECT_TRUE(FailsWith([&] { session.Get(client::TensorHandle("p1.x")); },
+//                           grpc::StatusCode::NOT_FOUND, {"p1.x"}));
+//   }
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/lib/client.h"
+#include "tests/common/server_process.h"
+
+namespace onemodel::testing {
+
+// One onemodeld per test suite (started before the first test, stopped after the last with a
+// check that it exited 0), and a Client of it for each test.
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+
+  static ServerProcess& server() { return *server_; }
+  client::Client& client() { return *client_; }
+  // A session with the exact (reference) kernels unless told otherwise.
+  client::Session NewSession(v1::KernelChoice kernels = v1::KERNEL_CHOICE_EXACT);
+
+ private:
+  static std::unique_ptr<ServerProcess> server_;
+  static std::string start_error_;
+  std::unique_ptr<client::Client> client_;
+};
+
+// Success when `call` throws client::Error with `code` and a message containing every one of
+// `parts`; otherwise a failure saying what happened instead.
+::testing::AssertionResult FailsWith(const std::function<void()>& call, grpc::StatusCode code,
+                                     const std::vector<std::string>& parts = {});
+
+// `count` floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
+std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo = -2.0f, float hi = 2.0f);
+
+// The body of an HTTP GET of `path` from `address` ("host:port"), with the status line first.
+std::string HttpGet(const std::string& address, const std::string& path);
+
+}  // namespace onemodel::testing
