@@ -63,7 +63,7 @@ struct OpSpec {
 
 // The operation called `name`, or null.
 const OpSpec* FindOp(std::string_view name);
-// Every operation, in the order docs/protocol.md lists them.
+// Every operation, in table order.
 std::span<const OpSpec> AllOps();
 // Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs and knows every
 // attribute in `attributes`.

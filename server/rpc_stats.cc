@@ -6,27 +6,6 @@
 
 namespace onemodel::server {
 
-std::string_view StatusCodeName(int code) {
-  static constexpr std::array<std::string_view, kStatusCodeCount> kNames = {"OK",
-                                                                            "CANCELLED",
-                                                                            "UNKNOWN",
-                                                                            "INVALID_ARGUMENT",
-                                                                            "DEADLINE_EXCEEDED",
-                                                                            "NOT_FOUND",
-                                                                            "ALREADY_EXISTS",
-                                                                            "PERMISSION_DENIED",
-                                                                            "RESOURCE_EXHAUSTED",
-                                                                            "FAILED_PRECONDITION",
-                                                                            "ABORTED",
-                                                                            "OUT_OF_RANGE",
-                                                                            "UNIMPLEMENTED",
-                                                                            "INTERNAL",
-                                                                            "UNAVAILABLE",
-                                                                            "DATA_LOSS",
-                                                                            "UNAUTHENTICATED"};
-  return code >= 0 && code < kStatusCodeCount ? kNames[code] : kNames[kStatusCodeUnknown];
-}
-
 RpcStats::RpcStats(std::vector<std::string> methods)
     : methods_(std::move(methods)), counters_(std::make_unique<Counters[]>(methods_.size())) {
   for (size_t i = 0; i < methods_.size(); ++i) {

@@ -19,14 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/status_code_name.h"
+
 namespace onemodel::server {
 
-// gRPC status codes run from OK (0) to UNAUTHENTICATED (16).
-inline constexpr int kStatusCodeCount = 17;
+// Where Record() counts a code outside 0..16 (proto/status_code_name.h names the codes).
 inline constexpr int kStatusCodeUnknown = 2;
-
-// The gRPC name of a status code ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN" outside 0..16.
-std::string_view StatusCodeName(int code);
 
 // Upper bounds (inclusive, in microseconds) of the latency histogram's buckets: 50 us to 10 s
 // in 1-2.5-5 steps. One more bucket (+Inf) holds slower requests.

@@ -115,10 +115,11 @@ std::shared_ptr<Session> SessionManager::Find(const std::string& id) const {
     auto it = sessions_.find(id);
     if (it != sessions_.end()) return it->second;
   }
-  std::string shown = id.substr(0, 40);
+  // Ids are secrets that messages reach logs with: show only enough to tell them apart.
+  std::string shown = id.substr(0, 6);
   for (char& c : shown) c = (c >= 0x20 && c < 0x7F) ? c : '?';
-  throw NotFound("session '" + shown +
-                 "' not found: it was closed, expired after its idle timeout, or belongs to "
+  throw NotFound("session '" + shown + (id.size() > 6 ? "...'" : "'") +
+                 " not found: it was closed, expired after its idle timeout, or belongs to "
                  "another server instance; create a new session");
 }
 

@@ -21,6 +21,14 @@ grpc::Status SessionClosedWhileWaiting(const Session& s) {
               " not found: it was closed while this request waited; create a new session"};
 }
 
+// A transfer's end: counts the request and lets the next task of the session's strand run
+// (when the transfer got as far as holding it).
+void LetGo(Session* session, Strand::Done& release_strand) {
+  if (!release_strand) return;
+  if (!session->closed()) session->FinishRequest();
+  std::exchange(release_strand, nullptr)();
+}
+
 }  // namespace
 
 // --- UploadTensor ---
@@ -139,10 +147,7 @@ void UploadReactor::Fail(const grpc::Status& status) {
 }
 
 void UploadReactor::Finish(const grpc::Status& status) {
-  if (release_strand_) {
-    if (!session_->closed()) session_->FinishRequest();
-    std::exchange(release_strand_, nullptr)();
-  }
+  LetGo(session_.get(), release_strand_);
   service_.End(call_, status);
   grpc::ServerReadReactor<v1::UploadTensorRequest>::Finish(status);
 }
@@ -221,10 +226,7 @@ void DownloadReactor::WriteNext() {
 void DownloadReactor::Finish(const grpc::Status& status) {
   if (temporary_ && !source_.IsStale()) source_.Dispose();
   temporary_ = false;
-  if (release_strand_) {
-    if (!session_->closed()) session_->FinishRequest();
-    std::exchange(release_strand_, nullptr)();
-  }
+  LetGo(session_.get(), release_strand_);
   service_.End(call_, status);
   grpc::ServerWriteReactor<v1::DownloadTensorReply>::Finish(status);
 }

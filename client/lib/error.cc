@@ -1,29 +1,11 @@
 #include "client/lib/error.h"
 
-#include <array>
+#include "proto/status_code_name.h"
 
 namespace onemodel::client {
 
 std::string_view StatusCodeName(grpc::StatusCode code) {
-  static constexpr std::array<std::string_view, 17> kNames = {"OK",
-                                                              "CANCELLED",
-                                                              "UNKNOWN",
-                                                              "INVALID_ARGUMENT",
-                                                              "DEADLINE_EXCEEDED",
-                                                              "NOT_FOUND",
-                                                              "ALREADY_EXISTS",
-                                                              "PERMISSION_DENIED",
-                                                              "RESOURCE_EXHAUSTED",
-                                                              "FAILED_PRECONDITION",
-                                                              "ABORTED",
-                                                              "OUT_OF_RANGE",
-                                                              "UNIMPLEMENTED",
-                                                              "INTERNAL",
-                                                              "UNAVAILABLE",
-                                                              "DATA_LOSS",
-                                                              "UNAUTHENTICATED"};
-  const auto index = static_cast<size_t>(code);
-  return index < kNames.size() ? kNames[index] : "UNKNOWN";
+  return onemodel::StatusCodeName(static_cast<int>(code));
 }
 
 Error::Error(std::string_view rpc, const grpc::Status& status)

@@ -6,6 +6,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/common/exceptions.h"
+#include "core/convert/cast.h"
 
 namespace onemodel {
 namespace {
@@ -69,8 +70,9 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
                             " elements: give an output gradient of its shape (only a "
                             "one-element root defaults to a gradient of 1)");
     }
-    seed = Tensor::Empty(root.shape(), DType::kFloat, ctx.allocator);
-    seed.Fill(1.0f);
+    seed = Tensor::Empty(root.shape(), root.dtype(), ctx.allocator);
+    const float one = 1.0f;  // in the root's own type (a Cast may have made it DOUBLE)
+    CastElements(DType::kFloat, &one, root.dtype(), seed.MutableRawData().data(), 1);
     seed_owned = true;
   }
 
@@ -130,7 +132,7 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
       result.push_back(it->second.grad);
       it->second.engine_owned = false;  // the caller's now
     } else {
-      Tensor zeros = Tensor::Empty(in.shape(), DType::kFloat, ctx.allocator, /*zero=*/true);
+      Tensor zeros = Tensor::Empty(in.shape(), in.dtype(), ctx.allocator, /*zero=*/true);
       result.push_back(zeros);
     }
   }

@@ -118,6 +118,14 @@ def server():
     stop_and_check(s)
 
 
+@pytest.fixture(params=['exact', 'fast'])
+def ksess(request, client):
+    """A session on the shared server, once with exact and once with fast kernels."""
+    with client.session(kernels=request.param) as s:
+        s.kind = request.param
+        yield s
+
+
 @pytest.fixture(scope='session')
 def client(server):
     c = server.client()

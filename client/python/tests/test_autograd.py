@@ -12,13 +12,6 @@ from conftest import assert_error
 TOL = {'exact': dict(rtol=2e-5, atol=1e-6), 'fast': dict(rtol=2e-4, atol=1e-5)}
 
 
-@pytest.fixture(params=['exact', 'fast'])
-def ksess(request, client):
-    with client.session(kernels=request.param) as s:
-        s.kind = request.param
-        yield s
-
-
 def tt(a):
     return torch.tensor(a, requires_grad=True)
 

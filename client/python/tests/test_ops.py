@@ -12,13 +12,6 @@ from onemodel import DataType, pb
 TOL = {'exact': dict(rtol=1e-5, atol=1e-6), 'fast': dict(rtol=1e-4, atol=1e-5)}
 
 
-@pytest.fixture(params=['exact', 'fast'])
-def ksess(request, client):
-    with client.session(kernels=request.param) as s:
-        s.kind = request.param
-        yield s
-
-
 def f32(rng, *shape, lo=None, hi=None):
     if lo is not None:
         return rng.uniform(lo, hi, shape).astype(np.float32)

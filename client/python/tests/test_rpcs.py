@@ -217,8 +217,7 @@ def test_put_get_every_dtype(sess, npd, code):
     tp = sess.get_proto(t)
     assert tp.data_type == code and list(tp.dims) == [3, 5]
     assert tp.HasField('raw_data') and not tp.float_data and not tp.int32_data
-    # the proto says GetTensor's reply is "named by its handle", docs/protocol.md says name is empty
-    assert tp.name in ('', t.handle)
+    assert tp.name == t.handle  # replies are named by their handle
     assert tp.raw_data == a.tobytes()
     b = sess.get(t)
     assert b.dtype == a.dtype and b.tobytes() == a.tobytes()
@@ -276,7 +275,7 @@ def test_upload_download_chunks(sess, rng):
     assert parts[0].WhichOneof('part') == 'header'
     h = parts[0].header
     assert h.data_type == DataType.FLOAT and list(h.dims) == [37, 29] and h.total_bytes == a.nbytes
-    assert h.name in ('', t.handle)  # docs/protocol.md 7.2 says empty, the proto comment "the handle"
+    assert h.name == t.handle
     data = [p.data for p in parts[1:]]
     assert all(p.WhichOneof('part') == 'data' for p in parts[1:])
     assert all(len(d) <= 1000 for d in data) and len(data) == -(-a.nbytes // 1000)

@@ -133,9 +133,28 @@ TEST_F(AutogradTest, SecondBackwardNeedsRetainGraph) {
   try {
     Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
     FAIL() << "expected a second backward to fail";
-  } catch (const TensorException& e) {
+  } catch (const GraphReleasedException& e) {
     EXPECT_NE(std::string(e.what()).find("retain_graph"), std::string::npos) << e.what();
   }
+  // The same from another root that reaches the freed record.
+  const Tensor e = ops::Exp(a, ctx_);
+  Backward(ops::Sum(e, {}, false, ctx_), nullptr, std::vector<Tensor>{a}, ctx_);
+  EXPECT_THROW(Backward(ops::Mean(e, {}, false, ctx_), nullptr, std::vector<Tensor>{a}, ctx_),
+               GraphReleasedException);
+}
+
+TEST_F(AutogradTest, TheDefaultSeedAndZerosTakeTheTypesOfRootAndInputs) {
+  const Tensor a = Filled(Shape{2}, 3).WithRequiresGrad();
+  const Tensor unused = ops::Cast(Filled(Shape{2}, 1), DType::kDouble, ctx_).WithRequiresGrad();
+  const Tensor root = ops::Cast(ops::Sum(a, {}, false, ctx_), DType::kDouble, ctx_);
+  const auto g = Backward(root, nullptr, std::vector<Tensor>{a, unused}, ctx_);
+  EXPECT_EQ(g[0].At<float>({1}), 1.0f) << "a DOUBLE root's default gradient is 1";
+  EXPECT_EQ(g[1].dtype(), DType::kDouble);
+  EXPECT_EQ(g[1].At<double>({0}), 0.0);
+  const Tensor float_seed = Filled(Shape{}, 1);
+  const Tensor again = ops::Cast(ops::Sum(a, {}, false, ctx_), DType::kDouble, ctx_);
+  EXPECT_THROW(Backward(again, &float_seed, std::vector<Tensor>{a}, ctx_), TensorException)
+      << "an output gradient has the root's type";
 }
 
 TEST_F(AutogradTest, ReleaseFreesOwnedTensors) {

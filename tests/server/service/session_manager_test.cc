@@ -119,7 +119,8 @@ TEST_F(SessionManagerTest, MaxSessionsIsResourceExhaustedAndClosingFreesASlot) {
 TEST_F(SessionManagerTest, UnknownAndClosedSessionsAreNotFound) {
   auto [code, message] = ErrorOf([&] { manager().Find("00112233445566778899aabbccddeeff"); });
   EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND);
-  EXPECT_NE(message.find("not found"), std::string::npos);
+  EXPECT_NE(message.find("session '001122...' not found"), std::string::npos) << message;
+  EXPECT_EQ(message.find("00112233"), std::string::npos) << "the id is a secret: not echoed";
   auto s = manager().Create(Request());
   manager().Close(s->id(), nullptr);
   EXPECT_EQ(ErrorOf([&] { manager().Find(s->id()); }).first, grpc::StatusCode::NOT_FOUND);
