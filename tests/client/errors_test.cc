@@ -288,10 +288,11 @@ TEST(LimitsTest, IdleSessionsExpire) {
   ServerProcess server;
   {
     client::Client client(server.grpc_address());
-    Session session = client.CreateSession({.idle_timeout_ms = 200});
+    // Long enough that the Put below lands first even in a sanitizer build on a loaded machine.
+    Session session = client.CreateSession({.idle_timeout_ms = 2000});
     session.Put<float>(std::vector<float>(100), {100});
     const int64_t expired_before = client.Stats().sessions().expired();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (client.Stats().sessions().expired() == expired_before &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
