@@ -1,10 +1,12 @@
 #include "server/strand.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace onemodel::server {
 
 WorkerPool::WorkerPool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_.reserve(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }

@@ -22,6 +22,7 @@ namespace onemodel::server {
 
 class WorkerPool {
  public:
+  // `threads` workers; 0 (or less) means one per CPU core.
   explicit WorkerPool(int threads);
   // Runs what is queued, then joins.
   ~WorkerPool();

@@ -5,7 +5,7 @@
 //   a small Add against an empty RPC (latency; goal: at most 1.5x),
 //   one Run of 10 chained Adds against 10 Runs of one Add (goal: batch at least 5x faster),
 //   UploadTensor + DownloadTensor of 256 MiB against the raw stream (goal: at least 0.8),
-//   32 sessions against 1 (aggregate small Adds per second; no goal yet).
+//   32 sessions against 1 (aggregate small Adds per second; goal: at least 1.6x).
 // Ratios say how many times better ours is (> 1: better); figures are medians.
 //
 //   build/release/bench/rpc/rpc_bench [--quick] [--reps=N] [--calls=N] [--bytes=N]

@@ -100,5 +100,12 @@ TEST(WorkerPool, RunsEverythingQueuedBeforeJoining) {
   EXPECT_EQ(ran, 1000);
 }
 
+TEST(WorkerPool, ZeroThreadsMeansOnePerCore) {
+  std::promise<void> ran;
+  WorkerPool workers(0);
+  workers.Post([&] { ran.set_value(); });
+  EXPECT_EQ(ran.get_future().wait_for(5s), std::future_status::ready);
+}
+
 }  // namespace
 }  // namespace onemodel::server
