@@ -43,9 +43,10 @@ TEST(ProcessTest, SigintExitsZero) {
 
 TEST(ProcessTest, ShutdownLetsAnInFlightTransferFinish) {
 #ifdef __SANITIZE_THREAD__
-  // Under TSan this test once ran into the 600 s CTest limit (it passes in 2.4 s in every
-  // other build); left open for the reliability issue rather than hidden by a longer timeout.
-  GTEST_SKIP() << "hung once under ThreadSanitizer; see the issue note";
+  // 64 MiB through gRPC takes over ten minutes under TSan: every chunk gRPC copies raises a
+  // race report that tests/tsan.supp then suppresses (gdb shows the time in TSan's report
+  // code). The other presets run it (2.4 s).
+  GTEST_SKIP() << "64 MiB through uninstrumented gRPC is too slow under ThreadSanitizer";
 #endif
   ServerProcess server;
   client::Client client(server.grpc_address());
