@@ -42,11 +42,12 @@
 #include <vector>
 
 #include "bench/machine_peaks.h"
+#include "bench/report.h"
 #include "core/convert/half.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/kernels/simd_tables.h"
 #include "core/kernels/matmul.h"
 #include "core/kernels/reference_kernels.h"
+#include "core/kernels/simd_tables.h"
 #include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 #include "core/memory/buffer_pool.h"
@@ -91,19 +92,6 @@ struct Row {
   double ratio = 0;           // median of the per-repetition ratios (0: none)
   double goal = 0;            // the ratio wanted (0: none)
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-double MedianRatio(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> r(a.size());
-  for (size_t i = 0; i < a.size(); ++i) r[i] = a[i] / b[i];
-  return Median(r);
-}
 
 // samples[f][r]: the rate fns[f]() returned in repetition r. Every repetition runs each
 // function once; the starting point rotates and the direction flips every repetition, so each
@@ -150,21 +138,6 @@ void FillUniform(std::span<float> v, float lo, float hi, uint64_t seed) {
     const float u = static_cast<float>((x * 0x2545F4914F6CDD1Dull) >> 40) * 0x1p-24f;
     f = lo + (hi - lo) * u;
   }
-}
-
-// The first line of `path` (key empty), or the value of the first "key : value" line.
-std::string ReadLine(const char* path, std::string_view key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (key.empty()) return line;
-    if (line.rfind(key, 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) return line;
-      return line.substr(std::min(line.size(), line.find_first_not_of(' ', colon + 1)));
-    }
-  }
-  return "?";
 }
 
 std::string EnvOr(const char* name, const char* fallback) {
@@ -480,7 +453,9 @@ std::vector<ConvertCase> ConversionCases(const float* floats, uint16_t* halves, 
       {"float->bf16 16M", fast, 6.0,
        [=, &simd](int64_t b, int64_t e) { simd.float_to_bfloat16(e - b, floats + b, bf16s + b); }},
       {"bf16->float 16M", fast, 6.0,
-       [=, &simd](int64_t b, int64_t e) { simd.bfloat16_to_float(e - b, bf16s + b, floats_out + b); }},
+       [=, &simd](int64_t b, int64_t e) {
+         simd.bfloat16_to_float(e - b, bf16s + b, floats_out + b);
+       }},
       {"float->half 16M", scalar, 6.0,
        [=](int64_t begin, int64_t end) {
          for (int64_t i = begin; i < end; ++i) halves[i] = FloatToHalfBits(floats[i]);
@@ -534,15 +509,6 @@ void PrintRows(const std::vector<Row>& rows) {
     }
     std::printf("\n");
   }
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
-  }
-  return out + "\"";
 }
 
 bool WriteJson(const std::string& path,

@@ -13,26 +13,12 @@
 #include <vector>
 
 #include "bench/machine_peaks.h"  // SecondsOf
+#include "bench/report.h"
 
 namespace onemodel::bench {
 
 // samples[f][r]: what function f gave in repetition r.
 using Samples = std::vector<std::vector<double>>;
-
-// The median of `v` (0 when empty).
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-// The median over repetitions of a[r] / b[r].
-inline double MedianRatio(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> r(std::min(a.size(), b.size()));
-  for (size_t i = 0; i < r.size(); ++i) r[i] = a[i] / b[i];
-  return Median(r);
-}
 
 // Runs each of `fns` once per repetition and keeps what it returns. The starting function
 // rotates and the direction flips every repetition, so each follows each other about equally.

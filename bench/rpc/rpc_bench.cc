@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/report.h"
 #include "bench/rpc/rpc_comparisons.h"
 
 namespace onemodel::bench {
@@ -57,30 +58,6 @@ struct Result {
   const RpcComparison* comparison;
   Comparison figures;
 };
-
-// The first line of `path` (key empty), or the value of the first "key : value" line.
-std::string ReadLine(const char* path, std::string_view key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (key.empty()) return line;
-    if (line.rfind(key, 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) return line;
-      return line.substr(std::min(line.size(), line.find_first_not_of(' ', colon + 1)));
-    }
-  }
-  return "?";
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
-  }
-  return out + "\"";
-}
 
 const char* Verdict(const Result& r) {
   if (r.comparison->goal <= 0) return "-";
