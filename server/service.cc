@@ -58,6 +58,19 @@ std::shared_ptr<Session> OneModelService::SessionOf(Call& call, const std::strin
   return session;
 }
 
+std::shared_ptr<Session> OneModelService::OptionalSessionOf(Call& call,
+                                                            const std::string& field) const {
+  if (field.empty() && !call.ctx->client_metadata().count(kSessionHeader)) return nullptr;
+  return SessionOf(call, field);
+}
+
+void OneModelService::CheckOpen(const Session& session) {
+  if (session.closed()) {
+    throw NotFound("session s" + std::to_string(session.serial()) +
+                   " not found: it was closed while this request waited; create a new session");
+  }
+}
+
 template <typename Work>
 OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Work work) {
   Unary* reactor = ctx->DefaultReactor();
@@ -94,11 +107,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
                    work = std::move(work)] {
     grpc::Status status;
     try {
-      if (session->closed()) {
-        throw NotFound("session s" + std::to_string(session->serial()) +
-                       " not found: it was closed while this request waited; create a new "
-                       "session");
-      }
+      CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
       work(*session);
     } catch (...) {
@@ -199,9 +208,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
   return OnSession(Method::kGetTensor, ctx, request->session_id(), [=, this](Session& s) {
     const Tensor& t = s.handles().Find(request->handle()).tensor;
     const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
-    // Room for the message's own fields (dims, type) besides the raw bytes.
-    constexpr int64_t kEnvelope = 1024;
-    if (bytes > config_.max_message_bytes - kEnvelope) {
+    if (bytes > max_payload_bytes()) {
       throw ResourceExhausted("tensor '" + request->handle() + "' holds " + std::to_string(bytes) +
                               " bytes, more than fits in one message of at most " +
                               std::to_string(config_.max_message_bytes) +
@@ -268,11 +275,7 @@ void OneModelService::FillServerStats(const Session* session, v1::Stats* stats) 
 OneModelService::Unary* OneModelService::GetStats(Context* ctx, const v1::StatsRequest* request,
                                                   v1::Stats* reply) {
   return Inline(Method::kGetStats, ctx, [&](Call& call) {
-    std::shared_ptr<Session> session;
-    if (!request->session_id().empty() || ctx->client_metadata().count(kSessionHeader)) {
-      session = SessionOf(call, request->session_id());
-    }
-    FillServerStats(session.get(), reply);
+    FillServerStats(OptionalSessionOf(call, request->session_id()).get(), reply);
   });
 }
 

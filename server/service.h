@@ -100,6 +100,13 @@ class OneModelService final : public v1::OneModel::CallbackService {
   void End(const Call& call, const grpc::Status& status);
   // The session the call names (throws RpcError NOT_FOUND / INVALID_ARGUMENT).
   std::shared_ptr<Session> SessionOf(Call& call, const std::string& field) const;
+  // As SessionOf, or null when the call names no session (it is optional for statistics).
+  std::shared_ptr<Session> OptionalSessionOf(Call& call, const std::string& field) const;
+  // Throws RpcError NOT_FOUND when `session` was closed while the call waited on its strand.
+  static void CheckOpen(const Session& session);
+  // The most tensor bytes one message carries: the limit less room for the message's own
+  // fields (dims, type, framing).
+  int64_t max_payload_bytes() const { return config_.max_message_bytes - 1024; }
   // Fills `stats` (pool, counters, RPCs; the session's own part when `session` is set).
   void FillServerStats(const Session* session, v1::Stats* stats) const;
 

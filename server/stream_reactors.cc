@@ -12,14 +12,6 @@ namespace onemodel::server {
 namespace {
 
 constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
-// Room for a chunk message's own framing besides its bytes.
-constexpr int64_t kEnvelope = 1024;
-
-grpc::Status SessionClosedWhileWaiting(const Session& s) {
-  return {grpc::StatusCode::NOT_FOUND,
-          "session s" + std::to_string(s.serial()) +
-              " not found: it was closed while this request waited; create a new session"};
-}
 
 // A transfer's end: counts the request and lets the next task of the session's strand run
 // (when the transfer got as far as holding it).
@@ -90,10 +82,7 @@ void UploadReactor::OnReadDone(bool ok) {
 
 void UploadReactor::Start() {
   try {
-    if (session_->closed()) {
-      Fail(SessionClosedWhileWaiting(*session_));
-      return;
-    }
+    OneModelService::CheckOpen(*session_);
     const TensorHeader h = DecodeHeader(
         header_.data_type(), std::span<const int64_t>(header_.dims().data(), header_.dims_size()));
     placement_ = PlacementOf(header_.placement(), Placement::kPool);
@@ -172,16 +161,13 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
 
 void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
   try {
-    if (session_->closed()) {
-      Finish(SessionClosedWhileWaiting(*session_));
-      return;
-    }
+    OneModelService::CheckOpen(*session_);
     CheckLive(*call_.ctx, "before it started");
     const Tensor& t = session_->handles().Find(request.handle()).tensor;
     if (request.chunk_bytes() < 0) {
       throw InvalidArgument("chunk_bytes must be positive (0 means 1 MiB)");
     }
-    const int64_t largest = service_.config().max_message_bytes - kEnvelope;
+    const int64_t largest = service_.max_payload_bytes();
     chunk_bytes_ =
         std::min(request.chunk_bytes() ? request.chunk_bytes() : kDefaultChunkBytes, largest);
     if (t.IsContiguous()) {
@@ -238,9 +224,7 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
     : service_(service), call_{Method::kWatchStats, ctx} {
   try {
     service_.Begin(call_);
-    if (!request->session_id().empty() || ctx->client_metadata().count(kSessionHeader)) {
-      session_ = service_.SessionOf(call_, request->session_id());
-    }
+    session_ = service_.OptionalSessionOf(call_, request->session_id());
     if (request->interval_ms() != 0 && request->interval_ms() < 10) {
       throw InvalidArgument("interval_ms must be at least 10 (0 means 1000); got " +
                             std::to_string(request->interval_ms()));
