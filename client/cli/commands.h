@@ -9,19 +9,17 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "client/cli/connection_flags.h"
 #include "client/lib/client.h"
 
 namespace onemodel::cli {
 
 struct GlobalOptions {
-  std::string server = "127.0.0.1:50051";
-  std::string token_file;  // holds a bearer token; empty: none
-  bool progress = false;   // draw progress bars even when stderr is not a terminal
-  int exit_code = 0;       // what main returns after a command succeeded
+  ConnectionFlags connection;
+  bool progress = false;  // draw progress bars even when stderr is not a terminal
+  int exit_code = 0;      // what main returns after a command succeeded
 };
 
-// A client of the server the global options name.
-client::Client Connect(const GlobalOptions& global);
 // Whether transfers draw a progress bar (--progress, or stderr is a terminal).
 bool ProgressEnabled(const GlobalOptions& global);
 // The session `session_id` names, else a new one; a new session with `keep` stays open after

@@ -14,11 +14,7 @@ int main(int argc, char** argv) {
   using namespace onemodel::cli;
   CLI::App app("onemodel: command-line client of the onemodeld tensor service");
   GlobalOptions global;
-  app.add_option("--server", global.server, "server address host:port")
-      ->envname("ONEMODEL_SERVER")
-      ->capture_default_str();
-  app.add_option("--token-file", global.token_file, "file holding a bearer token")
-      ->check(CLI::ExistingFile);
+  AddConnectionFlags(app, global.connection);
   app.add_flag("--progress", global.progress, "draw progress bars even when not on a terminal");
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand

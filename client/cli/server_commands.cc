@@ -70,7 +70,8 @@ void AddHealth(CLI::App& app, GlobalOptions& global) {
       ->capture_default_str();
   health->callback([&global, options] {
     const client::HealthStatus status =
-        Connect(global).Health(options->service, std::chrono::milliseconds(options->timeout_ms));
+        Connect(global.connection)
+            .Health(options->service, std::chrono::milliseconds(options->timeout_ms));
     std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(status) << "\n";
     global.exit_code = status == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
   });
@@ -86,7 +87,7 @@ void AddStats(CLI::App& app, GlobalOptions& global) {
   stats->add_option("--session", options->session, "also show this session's statistics");
   stats->add_flag("--json", options->json, "print the Stats message as JSON");
   stats->callback([&global, options] {
-    const v1::Stats stats = Connect(global).Stats(options->session);
+    const v1::Stats stats = Connect(global.connection).Stats(options->session);
     if (!options->json) return PrintStatsTable(stats);
     google::protobuf::util::JsonPrintOptions json;
     json.add_whitespace = true;

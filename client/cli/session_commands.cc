@@ -23,7 +23,7 @@ void AddCreate(CLI::App& session, GlobalOptions& global) {
   create->add_option("--idle-timeout-ms", options->idle_timeout_ms, "idle timeout");
   create->add_option("--name", options->client_name, "client name for the server's logs");
   create->callback([&global, options] {
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     std::cout << client.CreateSession(*options).Detach() << "\n";
   });
 }
@@ -33,7 +33,7 @@ void AddClose(CLI::App& session, GlobalOptions& global) {
   CLI::App* close = session.add_subcommand("close", "close a session, releasing all it holds");
   close->add_option("id", *id, "session id")->required();
   close->callback([&global, id] {
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     const v1::CloseSessionReply reply = client.AttachSession(*id).Close();
     std::cout << "leaked_buffers=" << reply.leaked_buffers()
               << " released_bytes=" << reply.released_bytes() << "\n";

@@ -54,7 +54,7 @@ void AddPut(CLI::App& app, GlobalOptions& global) {
       ->excludes("--requires-grad");
   put->callback([&global, options] {
     client::TensorData data = ReadTensorFile(options->file);
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     client::Session session = OpenSession(client, options->session.id, options->session.keep);
     client::PutOptions put = options->put;
     put.progress = TransferProgress("put " + options->file, ProgressEnabled(global));
@@ -94,7 +94,7 @@ void AddRun(CLI::App& app, GlobalOptions& global) {
     for (const std::string& text : options->attributes) attributes.push_back(ParseAttribute(text));
     client::RunBuilder run;
     run.Op(options->op, inputs, attributes, options->placement);
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     client::Session session = OpenSession(client, options->session.id, options->session.keep);
     const client::TensorHandle output = session.Run(run.NoGrad(options->no_grad)).back();
     std::cout << output.id() << "\n";
@@ -116,7 +116,7 @@ void AddGet(CLI::App& app, GlobalOptions& global) {
   get->add_option("--session", options->session, "the handle's session")->required();
   get->add_option("--out,-o", options->out, "output file (.npy or .pb)")->required();
   get->callback([&global, options] {
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     client::Session session = client.AttachSession(options->session);
     const client::Progress progress =
         TransferProgress("get " + options->handle, ProgressEnabled(global));
@@ -134,7 +134,7 @@ void AddDescribe(CLI::App& app, GlobalOptions& global) {
   describe->add_option("handle", options->handle, "tensor handle")->required();
   describe->add_option("--session", options->session, "the handle's session")->required();
   describe->callback([&global, options] {
-    client::Client client = Connect(global);
+    client::Client client = Connect(global.connection);
     client::Session session = client.AttachSession(options->session);
     std::cout << session.Describe(client::TensorHandle(options->handle)).info().DebugString();
   });
