@@ -140,6 +140,10 @@ OneModelService::Unary* OneModelService::CreateSession(Context* ctx,
     r.memory_limit_bytes = request->memory_limit_bytes();
     r.idle_timeout_ms = request->idle_timeout_ms();
     r.client_name = request->client_name();
+    // A proxy's placement key becomes the id, so the proxy routes the session's calls back here.
+    const auto& metadata = call.ctx->client_metadata();
+    const auto proposed = metadata.find(kSessionHeader);
+    if (proposed != metadata.end()) r.id.assign(proposed->second.data(), proposed->second.size());
     std::shared_ptr<Session> s = sessions_.Create(r);
     call.session_serial = s->serial();
     const SessionOptions& o = s->options();

@@ -94,9 +94,20 @@ std::shared_ptr<Session> SessionManager::Create(const SessionRequest& r) {
       r.idle_timeout_ms
           ? std::chrono::milliseconds(r.idle_timeout_ms)
           : std::chrono::milliseconds(static_cast<int64_t>(config_.idle_timeout_seconds * 1000));
-  o.id = NewSessionId();
+  if (!r.id.empty() &&
+      (r.id.size() != 32 || r.id.find_first_not_of("0123456789abcdef") != std::string::npos)) {
+    throw InvalidArgument(
+        "a proposed session id (the 'onemodel-session' header of CreateSession) must be 32 "
+        "lowercase hex characters; send none to get a random one");
+  }
+  o.id = r.id.empty() ? NewSessionId() : r.id;
 
   std::lock_guard guard(mutex_);
+  if (sessions_.count(o.id)) {
+    throw RpcError(grpc::StatusCode::ALREADY_EXISTS,
+                   "the proposed session id (the 'onemodel-session' header of CreateSession) is "
+                   "in use; propose another random id or send none");
+  }
   if (static_cast<int64_t>(sessions_.size()) >= config_.max_sessions) {
     throw ResourceExhausted("the server has " + std::to_string(config_.max_sessions) +
                             " sessions open, its --max-sessions limit; close sessions you no "

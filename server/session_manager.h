@@ -34,6 +34,7 @@ struct SessionRequest {
   int64_t memory_limit_bytes = 0;
   int64_t idle_timeout_ms = 0;
   std::string client_name;
+  std::string id;  // a proposed id (a proxy's placement key, 32 lowercase hex); empty: random
 };
 
 // Why a session ended.
@@ -51,8 +52,9 @@ class SessionManager {
   // Stops the reaper. CloseAll() must have run.
   ~SessionManager();
 
-  // A new session. Throws RpcError: INVALID_ARGUMENT for a bad option, RESOURCE_EXHAUSTED
-  // for --max-sessions or a memory limit above --session-memory-max.
+  // A new session. Throws RpcError: INVALID_ARGUMENT for a bad option or proposed id,
+  // ALREADY_EXISTS for a proposed id in use, RESOURCE_EXHAUSTED for --max-sessions or a memory
+  // limit above --session-memory-max.
   std::shared_ptr<Session> Create(const SessionRequest& request);
   // The open session `id`, or throws RpcError NOT_FOUND.
   std::shared_ptr<Session> Find(const std::string& id) const;

@@ -45,17 +45,17 @@ void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags) {
       ->envname("ONEMODEL_TOKEN_FILE")
       ->check(CLI::ExistingFile);
   app.add_flag("--tls", flags.tls, "connect with TLS, trusting the system's root certificates")
-      ->envname("ONEMODEL_TLS");
+      ->envname("ONEMODEL_CLIENT_TLS");
   app.add_option("--tls-ca", flags.tls_ca,
                  "PEM file of the CA that signed the server (implies --tls)")
-      ->envname("ONEMODEL_TLS_CA")
+      ->envname("ONEMODEL_CLIENT_TLS_CA")
       ->check(CLI::ExistingFile);
   auto* cert = app.add_option("--tls-cert", flags.tls_cert,
                               "PEM client certificate for mutual TLS (with --tls-key)")
-                   ->envname("ONEMODEL_TLS_CERT")
+                   ->envname("ONEMODEL_CLIENT_TLS_CERT")
                    ->check(CLI::ExistingFile);
   auto* key = app.add_option("--tls-key", flags.tls_key, "PEM private key of --tls-cert")
-                  ->envname("ONEMODEL_TLS_KEY")
+                  ->envname("ONEMODEL_CLIENT_TLS_KEY")
                   ->check(CLI::ExistingFile);
   cert->needs(key);
   key->needs(cert);

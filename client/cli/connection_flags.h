@@ -24,7 +24,9 @@ struct ConnectionFlags {
   std::string tls_key;     // PEM private key of tls_cert
 };
 
-// Adds the connection flags to `app` (each with an ONEMODEL_* environment variable).
+// Adds the connection flags to `app`, each with an environment variable: ONEMODEL_SERVER,
+// ONEMODEL_TOKEN_FILE, and ONEMODEL_CLIENT_TLS* for TLS (the server's own ONEMODEL_TLS_* name its
+// certificate, so a client in the same container must not read them).
 void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags);
 // The client options the flags describe; reads the token and PEM files, throws client::Error
 // (INVALID_ARGUMENT) naming the file or flag that is wrong.

@@ -85,6 +85,24 @@ TEST_F(SessionManagerTest, SessionsGetUnguessableIdsAndTheirKernels) {
   EXPECT_EQ(a->options().memory_limit_bytes, config_.session_memory_default);
 }
 
+TEST_F(SessionManagerTest, AProposedIdBecomesTheSessionIdOnceAndOnlyWhenWellFormed) {
+  SessionRequest r = Request();
+  r.id = "00112233445566778899aabbccddeeff";  // a proxy's placement key (nginx $request_id)
+  auto s = manager().Create(r);
+  EXPECT_EQ(s->id(), r.id);
+  EXPECT_EQ(manager().Find(r.id), s);
+  auto [code, message] = ErrorOf([&] { manager().Create(r); });
+  EXPECT_EQ(code, grpc::StatusCode::ALREADY_EXISTS);
+  EXPECT_NE(message.find("is in use; propose another random id or send none"), std::string::npos);
+  r.id = "00112233445566778899AABBCCDDEEFF";
+  std::tie(code, message) = ErrorOf([&] { manager().Create(r); });
+  EXPECT_EQ(code, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(message.find("must be 32 lowercase hex characters"), std::string::npos) << message;
+  r.id = "0011";
+  EXPECT_EQ(ErrorOf([&] { manager().Create(r); }).first, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(manager().Snapshot().sessions.created, 1) << "refused ids create nothing";
+}
+
 TEST_F(SessionManagerTest, OptionsOutsideTheLimitsAreRefusedByName) {
   auto [code, message] = ErrorOf([&] { manager().Create(Request(false, 0, int64_t{100} << 30)); });
   EXPECT_EQ(code, grpc::StatusCode::RESOURCE_EXHAUSTED);
