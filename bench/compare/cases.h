@@ -1,0 +1,33 @@
+// The measurements compare_runner can time, by name (bench/compare/README.md lists them all).
+//
+// A case is set up once, on its first request: `run` is one call of what is timed, `work` is
+// what one call does (bytes for GB/s, flops for GFLOPS, 1 for per-call units). Cases keep
+// their own inputs and outputs, preallocated, so a call does only the measured work.
+//
+//   CaseRegistry cases;
+//   AddKernelCases(cases);
+//   Case add = cases.at("add_16m")();
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace onemodel::bench {
+
+struct Case {
+  double work = 1;            // bytes, flops or operations per call of run
+  std::function<void()> run;  // one call of the measured work
+};
+
+// Case name -> its setup (called once, on the first request).
+using CaseRegistry = std::map<std::string, std::function<Case()>>;
+
+// Elementwise, MatMul, MaxPool, conversions, STREAM copy/triad and the FMA peak.
+void AddKernelCases(CaseRegistry& cases);
+// BufferPool and Arena against glibc malloc/free and mimalloc.
+void AddMemoryCases(CaseRegistry& cases);
+// One SGD step of a 784-256-10 MLP (forward, backward, update) on batch 64.
+void AddMlpCase(CaseRegistry& cases);
+
+}  // namespace onemodel::bench

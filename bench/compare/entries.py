@@ -1,0 +1,80 @@
+"""The comparisons of issue 9, as data for compare.py: each entry names the runner and case on
+our side and on the baseline's, the unit it is reported in, and its goal (the ratio wanted;
+every ratio is "how many times better we are", above 1 better).
+
+Runners: "ours" (compare_runner, C++), "torch" (torch_runner.py), "ort" (ort_runner.mjs).
+Units: "GB/s" and "GFLOPS" are rates (work / seconds, each side's own work, or ours when the
+baseline does not say); "ms" and "ns/op" are times (seconds x 1e3, or seconds / work x 1e9).
+"""
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Entry:
+    name: str
+    unit: str
+    ours: tuple          # (runner, case)
+    baseline: tuple      # (runner, case)
+    baseline_name: str
+    goal: float | None   # None: issue 9 sets none
+    limit: str           # what bounds the figure
+    extra: dict = field(default_factory=dict)  # label -> (runner, case), sampled in turn too
+    settle: bool = False  # pause before each sample: OpenBLAS threads spin ~0.1 s after a call
+
+
+def _bw(name, case, stream, goal=0.85):
+    stream_name = {"triad_16m": "STREAM triad 16M floats (same run)",
+                   "copy_16m": "STREAM copy 16M floats (same run)"}[stream]
+    return Entry(name, "GB/s", ("ours", case), ("ours", stream), stream_name, goal, "bandwidth")
+
+
+ENTRIES = [
+    _bw("add_16m_vs_bandwidth", "add_16m", "triad_16m"),
+    _bw("relu_16m_vs_bandwidth", "relu_16m", "copy_16m"),
+    _bw("add_rowbcast_16m_vs_bandwidth", "add_rowbcast_16m", "copy_16m"),
+    _bw("half_convert_16m_vs_bandwidth", "half_convert_16m", "copy_16m", 0.7),
+    _bw("bf16_convert_16m_vs_bandwidth", "bf16_convert_16m", "copy_16m", 0.7),
+    Entry("matmul_1024_vs_peak", "GFLOPS", ("ours", "matmul_1024"), ("ours", "fma_peak"),
+          "FP32 FMA peak, all threads (same run)", 0.8, "compute", settle=True),
+    Entry("add_16m_vs_torch", "GB/s", ("ours", "add_16m"), ("torch", "add_16m"),
+          "torch.add(out=)", 1.0, "bandwidth"),
+    Entry("exp_16m_vs_torch", "GB/s", ("ours", "exp_16m"), ("torch", "exp_16m"),
+          "torch.exp(out=)", 1.0, "bandwidth"),
+    Entry("matmul_1024_vs_torch", "GFLOPS", ("ours", "matmul_1024"), ("torch", "matmul_1024"),
+          "torch.matmul(out=) (OpenBLAS)", 1.0, "compute", settle=True),
+    Entry("maxpool_nchw_vs_torch", "ms", ("ours", "maxpool_nchw"),
+          ("torch", "maxpool_channels_last"), "torch max_pool2d, channels-last", 1.0,
+          "bandwidth"),
+    Entry("maxpool_nhwc_vs_torch", "ms", ("ours", "maxpool_nhwc"),
+          ("torch", "maxpool_channels_last"), "torch max_pool2d, channels-last", 1.0,
+          "bandwidth"),
+    Entry("maxpool_backward_vs_torch", "ms", ("ours", "maxpool_backward"),
+          ("torch", "maxpool_backward"), "torch autograd.grad, channels-last", 1.0,
+          "bandwidth"),
+    Entry("mlp_step_vs_torch", "ms", ("ours", "mlp_step"), ("torch", "mlp_step"),
+          "torch autograd + SGD step", 1.0, "compute", settle=True),
+    Entry("add_16m_vs_onnxruntime", "GB/s", ("ours", "add_16m"), ("ort", "add_16m"),
+          "onnxruntime-node Add (node time)", 1.0, "bandwidth"),
+    Entry("matmul_1024_vs_onnxruntime", "GFLOPS", ("ours", "matmul_1024"),
+          ("ort", "matmul_1024"), "onnxruntime-node MatMul (node time)", 1.0, "compute",
+          settle=True),
+    Entry("maxpool_vs_onnxruntime", "ms", ("ours", "maxpool_nchw"), ("ort", "maxpool_nchw"),
+          "onnxruntime-node MaxPool NCHW (node time)", 1.0, "bandwidth"),
+    Entry("pool_64k_vs_malloc", "ns/op", ("ours", "pool_64k"), ("ours", "malloc_64k"),
+          "glibc malloc/free 64 KiB", 3.0, "bookkeeping",
+          extra={"mimalloc": ("ours", "mimalloc_64k")}),
+    Entry("pool_16m_vs_malloc", "ns/op", ("ours", "pool_16m"), ("ours", "malloc_16m"),
+          "glibc malloc/free 16 MiB (mmap/munmap)", 3.0, "syscalls",
+          extra={"mimalloc": ("ours", "mimalloc_16m")}),
+    Entry("arena_vs_malloc", "ns/op", ("ours", "arena_256"), ("ours", "malloc_256"),
+          "glibc malloc/free 256 B", None, "bookkeeping",
+          extra={"mimalloc": ("ours", "mimalloc_256")}),
+]
+
+# Entries rpc_bench measures itself (through a running server on loopback), with their goals.
+RPC_ENTRIES = {
+    "rpc_small_add_vs_empty_rpc": (0.67, "syscalls and wake-ups"),
+    "rpc_batch10_vs_10_single": (5.0, "round trips"),
+    "rpc_put_get_256m_vs_raw_stream": (0.8, "gRPC transport, page faults"),
+    "sessions_32_throughput_vs_1": (1.6, "cores"),
+}

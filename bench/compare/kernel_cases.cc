@@ -1,0 +1,176 @@
+// compare_runner's kernel cases: onemodel's fast kernels (best SIMD target, shared thread
+// pool, OpenBLAS for MatMul) with preallocated outputs, and this machine's own limits measured
+// the way bench/machine_peaks.h does (STREAM copy and triad, the FMA peak).
+//
+// Sizes match bench/compare/torch_runner.py and ort_runner.mjs: 16M floats for elementwise and
+// conversions, [4096, 4096] + [4096] for the row broadcast, 1024^3 for MatMul, MaxPool2d 3x3
+// stride 2 pad 1 on [8, 64, 112, 112].
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bench/compare/cases.h"
+#include "bench/machine_peaks.h"
+#include "core/autograd/engine.h"
+#include "core/kernels/fast_kernels.h"
+#include "core/kernels/simd_tables.h"
+#include "core/kernels/simd_targets.h"
+#include "core/kernels/thread_pool.h"
+#include "core/memory/buffer_pool.h"
+#include "core/ops/pooling.h"
+#include "core/tensor/tensor.h"
+
+namespace onemodel::bench {
+namespace {
+
+constexpr int64_t kN = int64_t{16} << 20;
+constexpr MaxPool2dParams kPool{3, 3, 2, 2, 1, 1};
+
+BufferPool& Pool() {
+  static BufferPool pool;
+  return pool;
+}
+const FastKernels& Fast() {
+  static const FastKernels fast(BestTarget());
+  return fast;
+}
+
+// A float tensor of `shape` with deterministic values in [-1, 1).
+Tensor Filled(const Shape& shape, uint32_t seed) {
+  Tensor t = Tensor::Empty(shape, DType::kFloat, Pool());
+  uint32_t state = seed;
+  for (float& v : t.MutableData<float>()) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) * 0x1p-23f - 1.0f;
+  }
+  return t;
+}
+
+// The pooling input [8, 64, 112, 112] in `layout`, shared by the pooling cases.
+Tensor PoolInput(Layout layout) {
+  static const Tensor nchw = Filled(Shape{8, 64, 112, 112}, 21);
+  return layout == Layout::kNchw ? nchw : nchw.ToLayout(layout, Pool());
+}
+// An output of logical shape (8, 64, 56, 56) laid out like `layout`.
+Tensor PoolOutput(Layout layout) {
+  if (layout == Layout::kNchw) return Tensor::Empty(Shape{8, 64, 56, 56}, DType::kFloat, Pool());
+  return Tensor::Empty(Shape{8, 56, 56, 64}, DType::kFloat, Pool()).Permute({0, 3, 1, 2});
+}
+
+// Forward MaxPool2d as ops::MaxPool2d runs it when nothing records (no argmax).
+Case MaxPoolForward(Layout layout) {
+  auto x = std::make_shared<Tensor>(PoolInput(layout));
+  auto y = std::make_shared<Tensor>(PoolOutput(layout));
+  return {1, [=] { Fast().MaxPool2d(*x, kPool, *y, nullptr); }};
+}
+
+// Backward of a recorded MaxPool2d (NHWC) through the autograd engine, the graph retained:
+// a zeroed input gradient allocated from the pool, then the output gradient scattered into it.
+Case MaxPoolBackward() {
+  struct State {
+    OpContext ctx{Pool(), Fast()};
+    Tensor x = PoolInput(Layout::kNhwc).WithRequiresGrad();
+    Tensor y = ops::MaxPool2d(x, kPool, ctx);
+    Tensor g = PoolOutput(Layout::kNhwc);
+  };
+  auto s = std::make_shared<State>();
+  s->g.Fill(1.0f);
+  return {1, [s] {
+            const Tensor inputs[] = {s->x};
+            Backward(s->y, &s->g, inputs, s->ctx, {.retain_graph = true});
+          }};
+}
+
+// Three 16M-float arrays shared by the elementwise, STREAM and conversion cases.
+struct Arrays {
+  Tensor a = Filled(Shape{kN}, 1), b = Filled(Shape{kN}, 2), c = Filled(Shape{kN}, 3);
+  std::vector<uint16_t> halves = std::vector<uint16_t>(static_cast<size_t>(kN));
+};
+std::shared_ptr<Arrays> Shared16M() {
+  static const auto arrays = std::make_shared<Arrays>();
+  return arrays;
+}
+
+// float -> 16-bit -> float over 16M values (12 bytes moved per value), split over the pool.
+Case ConvertRoundTrip(void (*to16)(int64_t, const float*, uint16_t*),
+                      void (*from16)(int64_t, const uint16_t*, float*)) {
+  auto s = Shared16M();
+  return {12.0 * kN, [=] {
+            const float* in = s->a.Data<float>().data();
+            float* out = s->c.MutableData<float>().data();
+            uint16_t* mid = s->halves.data();
+            ParallelSplit(ThreadPool::Shared(), kN,
+                          [&](int64_t b, int64_t e) { to16(e - b, in + b, mid + b); });
+            ParallelSplit(ThreadPool::Shared(), kN,
+                          [&](int64_t b, int64_t e) { from16(e - b, mid + b, out + b); });
+          }};
+}
+
+Case MatMul1024() {
+  auto a = std::make_shared<Tensor>(Filled(Shape{1024, 1024}, 11));
+  auto b = std::make_shared<Tensor>(Filled(Shape{1024, 1024}, 12));
+  auto c = std::make_shared<Tensor>(Filled(Shape{1024, 1024}, 13));
+  return {2.0 * 1024 * 1024 * 1024, [=] { Fast().MatMul(*a, *b, *c); }};
+}
+
+// The FP32 FMA loop of the widest ISA on every thread of the shared pool (machine_peaks.h).
+Case FmaPeak() {
+  const FmaIsa isa = BestFmaIsa();
+  const int threads = ThreadPool::Shared().threads();
+  const int64_t iterations = CalibrateFmaLoop(isa, 0.02);
+  return {FmaFlopsPerIteration(isa) * static_cast<double>(iterations) * threads,
+          [=] { TimeFmaLoop(isa, threads, iterations); }};
+}
+
+}  // namespace
+
+void AddKernelCases(CaseRegistry& cases) {
+  cases["add_16m"] = [] {
+    auto s = Shared16M();
+    return Case{12.0 * kN, [s] { Fast().Binary(BinaryOp::kAdd, s->a, s->b, s->c); }};
+  };
+  cases["relu_16m"] = [] {
+    auto s = Shared16M();
+    return Case{8.0 * kN, [s] { Fast().Unary(UnaryOp::kRelu, s->a, s->c); }};
+  };
+  cases["exp_16m"] = [] {
+    auto s = Shared16M();
+    return Case{8.0 * kN, [s] { Fast().Unary(UnaryOp::kExp, s->a, s->c); }};
+  };
+  cases["add_rowbcast_16m"] = [] {
+    auto s = Shared16M();
+    auto x = std::make_shared<Tensor>(*s->a.TryReshape({4096, 4096}));
+    auto out = std::make_shared<Tensor>(*s->c.TryReshape({4096, 4096}));
+    auto row = std::make_shared<Tensor>(Filled(Shape{4096}, 5).Expand(Shape{4096, 4096}));
+    return Case{8.0 * kN + 4.0 * 4096, [=] { Fast().Binary(BinaryOp::kAdd, *x, *row, *out); }};
+  };
+  cases["copy_16m"] = [] {
+    auto s = Shared16M();
+    return Case{8.0 * kN, [s] {
+                  StreamCopy(ThreadPool::Shared(), s->c.MutableData<float>().data(),
+                             s->a.Data<float>().data(), kN);
+                }};
+  };
+  cases["triad_16m"] = [] {
+    auto s = Shared16M();
+    return Case{12.0 * kN, [s] {
+                  StreamTriad(ThreadPool::Shared(), s->c.MutableData<float>().data(),
+                              s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
+                }};
+  };
+  cases["half_convert_16m"] = [] {
+    const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
+    return ConvertRoundTrip(simd.float_to_half, simd.half_to_float);
+  };
+  cases["bf16_convert_16m"] = [] {
+    const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
+    return ConvertRoundTrip(simd.float_to_bfloat16, simd.bfloat16_to_float);
+  };
+  cases["matmul_1024"] = MatMul1024;
+  cases["fma_peak"] = FmaPeak;
+  cases["maxpool_nchw"] = [] { return MaxPoolForward(Layout::kNchw); };
+  cases["maxpool_nhwc"] = [] { return MaxPoolForward(Layout::kNhwc); };
+  cases["maxpool_backward"] = MaxPoolBackward;
+}
+
+}  // namespace onemodel::bench

@@ -1,0 +1,117 @@
+"""The PyTorch side of bench/compare: the same cases as compare_runner.cc, timed in this
+process with PyTorch on CPU (run with /usr/bin/python3: Debian's python3-torch, whose BLAS is
+Debian's OpenBLAS), on as many threads as the machine has. Speaks runner_protocol.py's
+protocol on stdin/stdout.
+
+Outputs are preallocated where PyTorch has an out= form (add, exp, matmul, max_pool2d via
+aten.max_pool2d_with_indices.out, the kernel F.max_pool2d runs on CPU); the backward and the
+MLP step go through autograd as a user's code would. MaxPool2d input is channels-last,
+PyTorch's faster layout for it.
+"""
+import ctypes
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runner_protocol import serve  # noqa: E402
+
+N = 16 << 20
+POOL = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])
+
+
+def openblas_core():
+    """The OpenBLAS kernel this process runs (openblas_get_corename), or why unknown."""
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        lib.openblas_get_config.restype = ctypes.c_char_p
+        return "%s (kernel %s)" % (lib.openblas_get_config().decode(),
+                                   lib.openblas_get_corename().decode())
+    except (OSError, AttributeError) as e:
+        return "unknown (%s)" % e
+
+
+def cpu_capability():
+    """The "CPU capability usage" line of torch.__config__.show() (its SIMD kernels)."""
+    for line in torch.__config__.show().splitlines():
+        if "CPU capability usage" in line:
+            return line.split(":", 1)[1].strip()
+    return "?"
+
+
+def info():
+    """What this side runs: versions, threads, BLAS kernel, CPU capability."""
+    return {"torch": torch.__version__, "threads": torch.get_num_threads(),
+            "blas": "OpenBLAS " + openblas_core(),
+            "cpu_capability": cpu_capability(),
+            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)")}
+
+
+def elementwise(fn, inputs):
+    """fn(*inputs, out=c) on 16M-float tensors."""
+    xs = [torch.rand(N) * 2 - 1 for _ in range(inputs)]
+    out = torch.empty(N)
+    return lambda: fn(*xs, out=out)
+
+
+def matmul():
+    a, b, c = torch.rand(1024, 1024), torch.rand(1024, 1024), torch.empty(1024, 1024)
+    return lambda: torch.matmul(a, b, out=c)
+
+
+def pool_input():
+    """[8, 64, 112, 112] in channels-last."""
+    return torch.rand(8, 64, 112, 112).contiguous(memory_format=torch.channels_last)
+
+
+def maxpool_forward():
+    x = pool_input()
+    out, idx = torch.ops.aten.max_pool2d_with_indices(x, **POOL)
+    fn = torch.ops.aten.max_pool2d_with_indices.out
+    return lambda: fn(x, POOL["kernel_size"], POOL["stride"], POOL["padding"], [1, 1], False,
+                      out=out, indices=idx)
+
+
+def maxpool_backward():
+    x = pool_input().requires_grad_()
+    y = F.max_pool2d(x, 3, 2, 1)
+    g = torch.ones_like(y)
+    return lambda: torch.autograd.grad(y, x, g, retain_graph=True)
+
+
+def mlp_step():
+    """The step of mlp_case.cc: 784-256-10, batch 64, SGD with lr 0.01."""
+    x = torch.rand(64, 784) * 2 - 1
+    target = torch.zeros(64, 10)
+    target[torch.arange(64), torch.arange(64) % 10] = -1.0 / 64
+    params = [((torch.rand(*s) * 2 - 1) * 0.05).requires_grad_()
+              for s in [(784, 256), (256,), (256, 10), (10,)]]
+
+    def step():
+        w1, b1, w2, b2 = params
+        h = torch.relu(torch.matmul(x, w1) + b1)
+        z = torch.matmul(h, w2) + b2
+        loss = (torch.log_softmax(z, 1) * target).sum()
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(g * 0.01)
+    return step
+
+
+CASES = {
+    "add_16m": lambda: elementwise(torch.add, 2),
+    "exp_16m": lambda: elementwise(torch.exp, 1),
+    "matmul_1024": matmul,
+    "maxpool_channels_last": maxpool_forward,
+    "maxpool_backward": maxpool_backward,
+    "mlp_step": mlp_step,
+}
+
+if __name__ == "__main__":
+    torch.set_num_threads(os.cpu_count())
+    torch.set_grad_enabled(True)
+    serve(CASES, info)
