@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "server/security_files.h"
+
 namespace onemodel::server {
 namespace {
 
@@ -90,6 +92,10 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   AddSetting(app, "drain-seconds", &c->drain_seconds,
              "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
       ->check(CLI::NonNegativeNumber);
+  AddSetting(app, "stream-idle-timeout", &c->stream_idle_timeout_seconds,
+             "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
+             "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on")
+      ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,6 +108,10 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   }
   if (!c->tls_client_ca.empty() && c->tls_cert.empty()) {
     std::fprintf(stderr, "onemodeld: --tls-client-ca needs --tls-cert and --tls-key\n");
+    return 2;
+  }
+  if (const std::string error = CheckSecurityFiles(*c); !error.empty()) {
+    std::fprintf(stderr, "onemodeld: %s\n", error.c_str());
     return 2;
   }
   if (c->session_memory_default > c->session_memory_max) {

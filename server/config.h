@@ -36,6 +36,9 @@ struct ServerConfig {
   std::string tls_client_ca;  // with it, clients must present a certificate it signed
   std::string auth_token_file;
   double drain_seconds = 30;  // how long SIGTERM waits for in-flight requests
+  // How long a streamed transfer may wait on its client (no chunk received or accepted)
+  // before it is cancelled and lets its session go.
+  double stream_idle_timeout_seconds = 30;
 };
 
 // Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <regex>
 
 namespace onemodel::server {
 namespace {
@@ -24,6 +25,11 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
 };
 
 }  // namespace
+
+std::string RedactHandleTags(std::string_view text) {
+  static const std::regex kHandle("([ap][1-9][0-9]*)\\.[0-9a-f]{16}");
+  return std::regex_replace(std::string(text), kHandle, "$1.<tag>");
+}
 
 std::string JsonEscape(std::string_view text) {
   std::string out;

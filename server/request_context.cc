@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "server/logging.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -85,7 +86,8 @@ void CallObserver::Finished(int method, std::chrono::steady_clock::time_point st
                 std::chrono::duration_cast<std::chrono::nanoseconds>(latency));
   if (status.ok()) return;
   spdlog::warn("request {} {} session s{} failed: {}: {}", request_id, methods_[method],
-               session_serial, StatusCodeName(status.error_code()), status.error_message());
+               session_serial, StatusCodeName(status.error_code()),
+               RedactHandleTags(status.error_message()));
 }
 
 }  // namespace onemodel::server

@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/kernels/kernel_set.h"
 #include "core/memory/memory_budget.h"
+#include "server/security_files.h"
 
 namespace onemodel::server {
 namespace {
@@ -31,32 +30,16 @@ std::string NewInstanceId() {
   return id;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read '" + path + "'");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The token in --auth-token-file, surrounding whitespace removed; empty when not set.
-std::string ReadToken(const std::string& path) {
-  if (path.empty()) return {};
-  const std::string text = ReadFile(path);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) {
-    throw std::runtime_error("--auth-token-file '" + path + "' is empty; put the token in it");
-  }
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& c) {
   if (c.tls_cert.empty()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions options(
       c.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                               : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_key_cert_pairs.push_back({ReadFile(c.tls_key), ReadFile(c.tls_cert)});
-  if (!c.tls_client_ca.empty()) options.pem_root_certs = ReadFile(c.tls_client_ca);
+  options.pem_key_cert_pairs.push_back(
+      {ReadSecurityFile("--tls-key", c.tls_key), ReadSecurityFile("--tls-cert", c.tls_cert)});
+  if (!c.tls_client_ca.empty()) {
+    options.pem_root_certs = ReadSecurityFile("--tls-client-ca", c.tls_client_ca);
+  }
   return grpc::SslServerCredentials(options);
 }
 
@@ -80,7 +63,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);
   service_ = std::make_unique<OneModelService>(config_, sessions_, rpc_stats_, instance_id_,
-                                               ReadToken(config_.auth_token_file));
+                                               ReadAuthToken(config_.auth_token_file));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

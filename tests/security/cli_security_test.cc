@@ -1,0 +1,111 @@
+// The `onemodel` CLI's connection flags (--tls-ca, --tls-cert, --tls-key, --token-file)
+// against servers that require TLS, mutual TLS and a bearer token.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "tests/client/command.h"
+#include "tests/client/server_test.h"
+#include "tests/security/certificates.h"
+
+namespace onemodel::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kToken[] = "cli-token-1f2e3d4c5b6a";
+
+class CliSecurityTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::ofstream(pki().Path("cli-token")) << kToken << "\n";
+    std::ofstream(pki().Path("cli-wrong-token")) << "not-the-token\n";
+    std::vector<std::string> flags = pki().ServerFlags(/*mutual=*/true);
+    flags.insert(flags.end(), {"--auth-token-file", pki().Path("cli-token")});
+    server_ = new ServerProcess(flags);
+  }
+  static void TearDownTestSuite() {
+    EXPECT_TRUE(server_->Stop().ok());
+    delete server_;
+  }
+  static const TestCertificates& pki() { return TestCertificates::Shared(); }
+
+  // The CLI with --server and then `args`.
+  static CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {ONEMODEL_CLI_PATH, "--server", server_->grpc_address()});
+    return RunCommand(args);
+  }
+  // The connection flags of a client with the CA, the client certificate and `token_file`.
+  static std::vector<std::string> Trusted(const std::string& token_file = "cli-token") {
+    return {"--tls-ca",  pki().Path("ca.pem"),     "--tls-cert",   pki().Path("client.pem"),
+            "--tls-key", pki().Path("client.key"), "--token-file", pki().Path(token_file)};
+  }
+  // `flags` followed by `command`.
+  static std::vector<std::string> With(std::vector<std::string> flags,
+                                       const std::vector<std::string>& command) {
+    flags.insert(flags.end(), command.begin(), command.end());
+    return flags;
+  }
+
+  static ServerProcess* server_;
+};
+
+ServerProcess* CliSecurityTest::server_ = nullptr;
+
+TEST_F(CliSecurityTest, HealthAndSessionCreateWorkWithEveryFlag) {
+  const CommandResult health = Cli(With(Trusted(), {"health"}));
+  EXPECT_EQ(health.exit_code, 0) << health.err;
+  EXPECT_EQ(health.out, "SERVING\n");
+  const CommandResult created = Cli(With(Trusted(), {"session", "create"}));
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  const std::string id = created.out.substr(0, created.out.find('\n'));
+  EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{32}"))) << id;
+  const CommandResult closed = Cli(With(Trusted(), {"session", "close", id}));
+  EXPECT_EQ(closed.exit_code, 0) << closed.err;
+}
+
+TEST_F(CliSecurityTest, TheFlagsComeFromTheEnvironmentToo) {
+  const CommandResult created = RunCommand({ONEMODEL_CLI_PATH, "session", "create"},
+                                           {"ONEMODEL_SERVER=" + server_->grpc_address(),
+                                            "ONEMODEL_CLIENT_TLS_CA=" + pki().Path("ca.pem"),
+                                            "ONEMODEL_CLIENT_TLS_CERT=" + pki().Path("client.pem"),
+                                            "ONEMODEL_CLIENT_TLS_KEY=" + pki().Path("client.key"),
+                                            "ONEMODEL_TOKEN_FILE=" + pki().Path("cli-token")});
+  EXPECT_EQ(created.exit_code, 0) << created.err;
+}
+
+TEST_F(CliSecurityTest, AMissingOrWrongTokenIsUnauthenticatedWithoutEchoingIt) {
+  const std::vector<std::string> tls = {"--tls-ca",   pki().Path("ca.pem"),
+                                        "--tls-cert", pki().Path("client.pem"),
+                                        "--tls-key",  pki().Path("client.key")};
+  const CommandResult anonymous = Cli(With(tls, {"session", "create"}));
+  EXPECT_EQ(anonymous.exit_code, 1);
+  EXPECT_THAT(anonymous.err, HasSubstr("UNAUTHENTICATED"));
+  const CommandResult wrong = Cli(With(Trusted("cli-wrong-token"), {"session", "create"}));
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, HasSubstr("UNAUTHENTICATED"));
+  EXPECT_THAT(wrong.err, Not(HasSubstr("not-the-token")));
+  EXPECT_THAT(wrong.err, Not(HasSubstr(kToken)));
+  // Health checks need no token.
+  EXPECT_EQ(Cli(With(tls, {"health"})).exit_code, 0);
+}
+
+TEST_F(CliSecurityTest, WithoutTheClientCertificateTheConnectionIsRefused) {
+  const CommandResult result = Cli({"--tls-ca", pki().Path("ca.pem"), "--token-file",
+                                    pki().Path("cli-token"), "session", "create"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+}
+
+TEST_F(CliSecurityTest, WithoutTlsTheConnectionIsRefused) {
+  const CommandResult result =
+      Cli({"--token-file", pki().Path("cli-token"), "health", "--timeout-ms", "2000"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+}
+
+}  // namespace
+}  // namespace onemodel::testing
