@@ -74,6 +74,10 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   AddSetting(app, "workers", &c->workers, "threads running session work; 0 means one per core")
       ->check(CLI::Range(0, 1024));
+  AddSetting(app, "blas-threads", &c->blas_threads,
+             "threads one MatMul may use; 1 suits many sessions at once (they already run in "
+             "parallel), 0 means one per core (one big client)")
+      ->check(CLI::Range(0, 1024));
   AddSetting(app, "log-level", &c->log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   AddSetting(app, "log-format", &c->log_format, "text (for people) or json (one object a line)")

@@ -28,7 +28,8 @@ struct ServerConfig {
   int64_t max_message_bytes = int64_t{64} << 20;
   int64_t max_run_operations = 4096;
   int64_t max_handles_per_session = 1 << 20;
-  int workers = 0;  // 0: one per CPU core
+  int workers = 0;       // 0: one per CPU core
+  int blas_threads = 1;  // threads one MatMul (BLAS call) may use; 0: one per CPU core
   std::string log_level = "info";
   std::string log_format = "text";  // text | json
   std::string tls_cert;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/kernels/kernel_set.h"
+#include "core/kernels/matmul.h"
 #include "core/memory/memory_budget.h"
 #include "server/security_files.h"
 
@@ -62,6 +63,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
                 }),
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);
+  internal::SetBlasThreads(config_.blas_threads);
   service_ = std::make_unique<OneModelService>(config_, sessions_, rpc_stats_, instance_id_,
                                                ReadAuthToken(config_.auth_token_file));
   grpc::EnableDefaultHealthCheckService(true);
@@ -94,11 +96,12 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
   }
   spdlog::info(
       "onemodeld serving on {}{}, metrics {}, instance {}, kernels {}, {} worker(s), "
+      "{} BLAS thread(s) per MatMul, "
       "memory ceiling {}, pool idle cap {}",
       grpc_address_, config_.tls_cert.empty() ? "" : " (TLS)",
       metrics_address_.empty() ? "off" : "on " + metrics_address_, instance_id_,
-      KernelSet::Default().name(), config_.workers, FormatBytes(EffectiveMemoryLimit(config_)),
-      FormatBytes(config_.pool_max_idle_bytes));
+      KernelSet::Default().name(), config_.workers, internal::BlasThreads(),
+      FormatBytes(EffectiveMemoryLimit(config_)), FormatBytes(config_.pool_max_idle_bytes));
 }
 
 Server::~Server() {

@@ -1,6 +1,7 @@
 #include "server/stream_reactors.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "server/rpc_error.h"
@@ -13,6 +14,12 @@ namespace {
 
 constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
 
+// --stream-idle-timeout.
+std::chrono::milliseconds StallTimeout(const OneModelService& service) {
+  return std::chrono::ceil<std::chrono::milliseconds>(
+      std::chrono::duration<double>(service.config().stream_idle_timeout_seconds));
+}
+
 // A transfer's end: counts the request and lets the next task of the session's strand run
 // (when the transfer got as far as holding it).
 void LetGo(Session* session, Strand::Done& release_strand) {
@@ -23,21 +30,73 @@ void LetGo(Session* session, Strand::Done& release_strand) {
 
 }  // namespace
 
+// --- StallWatch ---
+
+StallWatch::StallWatch(std::chrono::milliseconds timeout, std::function<void()> on_stall)
+    : state_(std::make_shared<State>()) {
+  state_->timeout = timeout;
+  state_->on_stall = std::move(on_stall);
+}
+
+void StallWatch::Waiting() {
+  state_->waiting = true;
+  state_->since = Clock::now();
+  if (!state_->alarm) Arm(state_, state_->since + state_->timeout);
+}
+
+void StallWatch::Stop() {
+  state_->on_stall = nullptr;
+  if (state_->alarm) state_->alarm->Cancel();
+}
+
+std::string StallWatch::timeout_text() const {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", static_cast<double>(state_->timeout.count()) / 1000);
+  return text;
+}
+
+void StallWatch::Arm(const std::shared_ptr<State>& state, Clock::time_point at) {
+  const auto deadline =
+      std::chrono::system_clock::now() +
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(at - Clock::now());
+  // Replacing the alarm whose callback runs now is safe: gRPC keeps it until the callback ends.
+  state->alarm = std::make_unique<grpc::Alarm>();
+  state->alarm->Set(deadline, [weak = std::weak_ptr<State>(state)](bool fired) {
+    const std::shared_ptr<State> s = weak.lock();
+    if (!s || !fired) return;  // the transfer is gone, or stopped
+    std::lock_guard guard(s->mutex);
+    if (!s->on_stall) return;
+    const Clock::time_point now = Clock::now();
+    if (s->waiting && now - s->since >= s->timeout) {
+      std::exchange(s->on_stall, nullptr)();
+      return;
+    }
+    Arm(s, (s->waiting ? s->since : now) + s->timeout);
+  });
+}
+
 // --- UploadTensor ---
 
 UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
                              v1::TensorInfo* reply)
-    : service_(service), call_{Method::kUploadTensor, ctx}, reply_(reply) {
+    : service_(service),
+      call_{Method::kUploadTensor, ctx},
+      watch_(StallTimeout(service), [this] { OnStall(); }),
+      reply_(reply) {
+  std::lock_guard guard(watch_.mutex());
   try {
     service_.Begin(call_);
   } catch (...) {
     Finish(CurrentExceptionStatus());
     return;
   }
-  StartRead(&message_);
+  ReadNext();
 }
 
 void UploadReactor::OnReadDone(bool ok) {
+  std::lock_guard guard(watch_.mutex());
+  if (finished_) return;  // the upload stalled and failed while this read was in flight
+  watch_.Moved();
   if (!ok) {  // the client finished sending, or the call broke
     if (call_.ctx->IsCancelled()) {
       Fail({grpc::StatusCode::CANCELLED, "the upload was cancelled; nothing was kept"});
@@ -67,6 +126,7 @@ void UploadReactor::OnReadDone(bool ok) {
       return;
     }
     session_->strand().PostAsync([this](Strand::Done done) {
+      std::lock_guard guard(watch_.mutex());
       release_strand_ = std::move(done);
       Start();
     });
@@ -95,7 +155,7 @@ void UploadReactor::Start() {
     Fail(CurrentExceptionStatus());
     return;
   }
-  StartRead(&message_);
+  ReadNext();
 }
 
 void UploadReactor::Append(const std::string& data) {
@@ -108,7 +168,21 @@ void UploadReactor::Append(const std::string& data) {
   }
   std::memcpy(destination_ + received_, data.data(), static_cast<size_t>(n));
   received_ += n;
+  ReadNext();
+}
+
+void UploadReactor::ReadNext() {
+  watch_.Waiting();
   StartRead(&message_);
+}
+
+void UploadReactor::OnStall() {
+  const std::string progress =
+      session_ ? "after " + std::to_string(received_) + " of " + std::to_string(total_) + " bytes"
+               : "before its header";
+  Fail({grpc::StatusCode::DEADLINE_EXCEEDED,
+        "the upload received nothing for " + watch_.timeout_text() + " (--stream-idle-timeout) " +
+            progress + "; it was cancelled and nothing was kept"});
 }
 
 void UploadReactor::Complete() {
@@ -136,6 +210,8 @@ void UploadReactor::Fail(const grpc::Status& status) {
 }
 
 void UploadReactor::Finish(const grpc::Status& status) {
+  finished_ = true;
+  watch_.Stop();
   LetGo(session_.get(), release_strand_);
   service_.End(call_, status);
   grpc::ServerReadReactor<v1::UploadTensorRequest>::Finish(status);
@@ -145,7 +221,10 @@ void UploadReactor::Finish(const grpc::Status& status) {
 
 DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
                                  const v1::DownloadTensorRequest* request)
-    : service_(service), call_{Method::kDownloadTensor, ctx} {
+    : service_(service), call_{Method::kDownloadTensor, ctx}, watch_(StallTimeout(service), [this] {
+        OnStall();
+      }) {
+  std::lock_guard guard(watch_.mutex());
   try {
     service_.Begin(call_);
     session_ = service_.SessionOf(call_, request->session_id());
@@ -154,6 +233,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
     return;
   }
   session_->strand().PostAsync([this, request](Strand::Done done) {
+    std::lock_guard guard(watch_.mutex());
     release_strand_ = std::move(done);
     Start(*request);
   });
@@ -187,10 +267,13 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
     Finish(CurrentExceptionStatus());
     return;
   }
-  StartWrite(&message_);
+  Write();
 }
 
 void DownloadReactor::OnWriteDone(bool ok) {
+  std::lock_guard guard(watch_.mutex());
+  if (finished_) return;  // the download stalled and failed while this write was in flight
+  watch_.Moved();
   if (!ok) {
     Finish({grpc::StatusCode::CANCELLED, "the client stopped receiving the download"});
     return;
@@ -206,10 +289,24 @@ void DownloadReactor::WriteNext() {
   const int64_t n = std::min(chunk_bytes_, total_ - sent_);
   message_.set_data(source_.RawData().data() + sent_, static_cast<size_t>(n));
   sent_ += n;
+  Write();
+}
+
+void DownloadReactor::Write() {
+  watch_.Waiting();
   StartWrite(&message_);
 }
 
+void DownloadReactor::OnStall() {
+  Finish({grpc::StatusCode::DEADLINE_EXCEEDED,
+          "the client read nothing of the download for " + watch_.timeout_text() +
+              " (--stream-idle-timeout) after " + std::to_string(sent_) + " of " +
+              std::to_string(total_) + " bytes were sent; it was cancelled"});
+}
+
 void DownloadReactor::Finish(const grpc::Status& status) {
+  finished_ = true;
+  watch_.Stop();
   if (temporary_ && !source_.IsStale()) source_.Dispose();
   temporary_ = false;
   LetGo(session_.get(), release_strand_);

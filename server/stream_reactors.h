@@ -4,7 +4,9 @@
 // Transfers hold their session's strand from the header to the last chunk, so nothing else of
 // that session (a release, an arena reset, the session's close) can touch the tensor while
 // its bytes move; no thread waits meanwhile: chunks are copied as gRPC delivers or accepts
-// them. A transfer that fails or is cancelled frees what it allocated.
+// them. A transfer that fails or is cancelled frees what it allocated. A client that keeps a
+// transfer waiting (sends or reads nothing) for --stream-idle-timeout gets DEADLINE_EXCEEDED,
+// which frees the transfer's memory and lets its session's strand go.
 //
 //   return new UploadReactor(service, ctx, reply);   // gRPC deletes it when done
 #pragma once
@@ -12,12 +14,52 @@
 #include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 
 #include "server/service.h"
 
 namespace onemodel::server {
+
+// Notices a transfer whose client stopped: the transfer reports each wait on its client (a read
+// or a write in flight) and each completion; when one wait lasts `timeout`, `on_stall` runs,
+// once, on a gRPC thread. The transfer's own callbacks and `on_stall` all run under mutex(),
+// so they never overlap. The alarm holds only a weak reference: a transfer may be deleted
+// once it called Stop(), whether or not the alarm has fired.
+class StallWatch {
+ public:
+  StallWatch(std::chrono::milliseconds timeout, std::function<void()> on_stall);
+  StallWatch(const StallWatch&) = delete;
+  StallWatch& operator=(const StallWatch&) = delete;
+
+  // The lock around every step of the transfer; on_stall runs with it held.
+  std::mutex& mutex() { return state_->mutex; }
+  // With mutex() held: the transfer now waits on its client (the first call arms the watch).
+  void Waiting();
+  // With mutex() held: the client did its part (a chunk arrived or was accepted).
+  void Moved() { state_->waiting = false; }
+  // With mutex() held: the transfer is over; on_stall never runs after this.
+  void Stop();
+  // "1.5 s": the timeout, for messages.
+  std::string timeout_text() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    std::mutex mutex;
+    std::chrono::milliseconds timeout;
+    std::function<void()> on_stall;  // empty once stopped or fired
+    bool waiting = false;
+    Clock::time_point since;  // when the current wait began
+    std::unique_ptr<grpc::Alarm> alarm;
+  };
+  // Sets a new alarm at `at` (replacing the one that may be calling this) that checks `state`.
+  static void Arm(const std::shared_ptr<State>& state, Clock::time_point at);
+
+  std::shared_ptr<State> state_;
+};
 
 class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorRequest> {
  public:
@@ -35,9 +77,15 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   // Frees what was allocated, lets the strand go and finishes with `status`.
   void Fail(const grpc::Status& status);
   void Finish(const grpc::Status& status);
+  // Asks gRPC for the next message and starts waiting on the client for it.
+  void ReadNext();
+  // The client sent nothing for the stall timeout: fails the upload.
+  void OnStall();
 
   OneModelService& service_;
   OneModelService::Call call_;
+  StallWatch watch_;  // guards every step of the upload
+  bool finished_ = false;
   v1::TensorInfo* reply_;
   v1::UploadTensorRequest message_;
   v1::UploadHeader header_;
@@ -62,10 +110,16 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   void Start(const v1::DownloadTensorRequest& request);
   // Writes the next chunk, or finishes after the last.
   void WriteNext();
+  // Sends message_ and starts waiting on the client to accept it.
+  void Write();
   void Finish(const grpc::Status& status);
+  // The client accepted nothing for the stall timeout: fails the download.
+  void OnStall();
 
   OneModelService& service_;
   OneModelService::Call call_;
+  StallWatch watch_;  // guards every step of the download
+  bool finished_ = false;
   std::shared_ptr<Session> session_;
   Strand::Done release_strand_;
   Tensor source_;           // row-major view of the bytes to send

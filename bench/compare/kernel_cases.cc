@@ -65,7 +65,8 @@ Case MaxPoolForward(Layout layout) {
 }
 
 // Backward of a recorded MaxPool2d (NHWC) through the autograd engine, the graph retained:
-// a zeroed input gradient allocated from the pool, then the output gradient scattered into it.
+// the input gradient rented from the pool, zeroed and scattered into, then returned (as a
+// caller that is done with it does, so each call gets warm memory back from the pool).
 Case MaxPoolBackward() {
   struct State {
     OpContext ctx{Pool(), Fast()};
@@ -77,7 +78,9 @@ Case MaxPoolBackward() {
   s->g.Fill(1.0f);
   return {1, [s] {
             const Tensor inputs[] = {s->x};
-            Backward(s->y, &s->g, inputs, s->ctx, {.retain_graph = true});
+            for (Tensor& grad : Backward(s->y, &s->g, inputs, s->ctx, {.retain_graph = true})) {
+              grad.Dispose();
+            }
           }};
 }
 

@@ -12,6 +12,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/kernels/simd_targets.h"
+#include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -25,8 +26,9 @@ constexpr int64_t kBatch = 64, kIn = 784, kHidden = 256, kOut = 10;
 
 struct Mlp {
   BufferPool pool;
+  Arena arena{pool};  // each step's activations and gradients, reclaimed by the next step
   FastKernels fast{BestTarget()};
-  OpContext ctx{pool, fast};
+  OpContext ctx{arena, fast};
   Tensor x, target, lr;
   std::array<Tensor, 4> params;  // W1 [784, 256], b1 [256], W2 [256, 10], b2 [10]
 
@@ -53,8 +55,9 @@ struct Mlp {
               Random(Shape{kOut}, 0.05f, 5).WithRequiresGrad()};
   }
 
-  // Forward, backward and the in-place SGD update.
+  // Forward, backward and the in-place SGD update; the arena is reset first, as a session's is.
   void Step() {
+    arena.Reset();
     const Tensor h = ops::Relu(ops::Add(ops::MatMul(x, params[0], ctx), params[1], ctx), ctx);
     const Tensor z = ops::Add(ops::MatMul(h, params[2], ctx), params[3], ctx);
     const Tensor loss = ops::Sum(ops::Mul(ops::LogSoftmax(z, 1, ctx), target, ctx), {}, false, ctx);

@@ -43,4 +43,9 @@ void FastKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tens
   internal::MaxPool2dFast(target_, pool_, x, params, out, indices);
 }
 
+void FastKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
+                                    Tensor& grad_x) const {
+  internal::MaxPool2dBackwardFast(pool_, grad_out, indices, grad_x);
+}
+
 }  // namespace onemodel

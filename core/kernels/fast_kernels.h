@@ -30,6 +30,8 @@ class FastKernels final : public TensorKernels {
   void MatMul(const Tensor& a, const Tensor& b, Tensor& out) const override;
   void MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tensor& out,
                  Tensor* indices) const override;
+  void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
+                         Tensor& grad_x) const override;
 
  private:
   SimdTarget target_;

@@ -67,6 +67,14 @@ class TensorKernels {
   // y * W + x within its input plane; otherwise no index is computed.
   virtual void MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tensor& out,
                          Tensor* indices) const = 0;
+  // MaxPool2d's backward: grad_x (N, C, H, W, contiguous) = zeros, then each element of
+  // grad_out (N, C, OH, OW, any strides) added at its plane position from `indices` (int32,
+  // grad_out's shape, as MaxPool2d writes them; negative: skipped), output positions row by
+  // row, so overlapping windows sum in one fixed order (where two NaN gradients meet, which
+  // payload survives is the compiler's operand order, as in C++). Every element of grad_x
+  // is written, so it need not be zeroed first.
+  virtual void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
+                                 Tensor& grad_x) const = 0;
 };
 
 }  // namespace onemodel

@@ -95,4 +95,11 @@ std::string BlasDescription() {
          ")";
 }
 
+void SetBlasThreads(int threads) {
+  static const int kDefault = openblas_get_num_threads();
+  openblas_set_num_threads(threads > 0 ? threads : kDefault);
+}
+
+int BlasThreads() { return openblas_get_num_threads(); }
+
 }  // namespace onemodel::internal

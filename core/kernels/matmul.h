@@ -41,4 +41,10 @@ void MatMulBlas(const Tensor& a, const Tensor& b, Tensor& out);
 // The BLAS library and the kernel it chose, e.g. "OpenBLAS 0.3.21 Haswell".
 std::string BlasDescription();
 
+// Sets how many threads one BLAS call may use (0: the library's default, one per core).
+// A server running many sessions in parallel wants 1: each call then stays on its worker.
+void SetBlasThreads(int threads);
+// How many threads one BLAS call uses now.
+int BlasThreads();
+
 }  // namespace onemodel::internal

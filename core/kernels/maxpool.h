@@ -20,4 +20,14 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
 void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const MaxPool2dParams& p,
                    Tensor& out, Tensor* indices);
 
+// MaxPool2d's backward (TensorKernels::MaxPool2dBackward): zero grad_x, then scatter-add,
+// plane after plane. grad_x must be contiguous.
+void MaxPool2dBackwardReference(const Tensor& grad_out, const Tensor& indices, Tensor& grad_x);
+
+// The same result bit for bit, planes split over `pool`: each plane of grad_x is zeroed by the
+// thread that scatters into it, just before, so its memory is touched once while hot (and
+// the first touch of fresh pages is spread over the threads).
+void MaxPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const Tensor& indices,
+                           Tensor& grad_x);
+
 }  // namespace onemodel::internal

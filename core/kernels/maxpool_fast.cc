@@ -3,6 +3,7 @@
 // computed by one unit alone, so the result does not depend on the split or the thread count.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "core/kernels/maxpool.h"
 #include "core/kernels/maxpool_simd.h"
@@ -66,6 +67,76 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
     return;
   }
   pool.ParallelFor(tasks, [&](int64_t t) { fn(plan, units * t / tasks, units * (t + 1) / tasks); });
+}
+
+namespace {
+
+// MaxPool2dBackwardFast's operands, resolved once.
+struct ScatterPlan {
+  float* gx = nullptr;           // contiguous (N, C, H, W)
+  const float* g = nullptr;      // grad_out at its offset
+  const int32_t* idx = nullptr;  // indices at their offset
+  int64_t c = 0, oh = 0, ow = 0, plane = 0;
+  int64_t g_stride[4] = {}, idx_stride[4] = {};
+};
+
+// Planes [begin, end) (plane p = n * C + c): zero the plane, then add the output gradient at
+// each argmax, output positions row by row: the reference's order, so the same bits.
+void ScatterPlanes(const ScatterPlan& b, int64_t begin, int64_t end) {
+  const int64_t* gs = b.g_stride;
+  const int64_t* is = b.idx_stride;
+  for (int64_t p = begin; p < end; ++p) {
+    float* dst = b.gx + p * b.plane;
+    std::memset(dst, 0, static_cast<size_t>(b.plane) * sizeof(float));  // +0.0f is all zeros
+    const int64_t n = p / b.c, c = p % b.c;
+    const float* gp = b.g + n * gs[0] + c * gs[1];
+    const int32_t* ip = b.idx + n * is[0] + c * is[1];
+    for (int64_t y = 0; y < b.oh; ++y) {
+      const float* grow = gp + y * gs[2];
+      const int32_t* irow = ip + y * is[2];
+      if (gs[3] == 1 && is[3] == 1) {
+        for (int64_t x = 0; x < b.ow; ++x) {
+          const int32_t k = irow[x];
+          if (k >= 0) dst[k] += grow[x];
+        }
+      } else {
+        for (int64_t x = 0; x < b.ow; ++x) {
+          const int32_t k = irow[x * is[3]];
+          if (k >= 0) dst[k] += grow[x * gs[3]];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void MaxPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const Tensor& indices,
+                           Tensor& grad_x) {
+  ScatterPlan b;
+  b.gx = grad_x.MutableData<float>().data();
+  b.g = grad_out.Storage<float>().data() + grad_out.offset();
+  b.idx = indices.Storage<int32_t>().data() + indices.offset();
+  CopyStrides(grad_out, b.g_stride);
+  CopyStrides(indices, b.idx_stride);
+  const int64_t planes = grad_x.shape()[0] * grad_x.shape()[1];
+  b.c = grad_x.shape()[1];
+  b.oh = grad_out.shape()[2];
+  b.ow = grad_out.shape()[3];
+  b.plane = grad_x.shape()[2] * grad_x.shape()[3];
+  if (planes == 0 || b.plane == 0) return;
+
+  // Work: every gradient element written plus every output gradient read.
+  const int64_t work = planes * (b.plane + b.oh * b.ow);
+  const int64_t threads = pool.threads();
+  const int64_t tasks =
+      threads <= 1 ? 1 : std::min({planes, threads * kTasksPerThread, work / kPoolGrain});
+  if (tasks <= 1) {
+    ScatterPlanes(b, 0, planes);
+    return;
+  }
+  pool.ParallelFor(
+      tasks, [&](int64_t t) { ScatterPlanes(b, planes * t / tasks, planes * (t + 1) / tasks); });
 }
 
 }  // namespace onemodel::internal

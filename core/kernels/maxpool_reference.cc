@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -41,6 +42,29 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
             idx[indices->offset() + n * si[0] + c * si[1] + oy * si[2] + ox * si[3]] =
                 static_cast<int32_t>(at);
           }
+        }
+      }
+    }
+  }
+}
+
+void MaxPool2dBackwardReference(const Tensor& grad_out, const Tensor& indices, Tensor& grad_x) {
+  const std::span<float> gx = grad_x.MutableData<float>();
+  std::fill(gx.begin(), gx.end(), 0.0f);
+  const float* g = grad_out.Storage<float>().data();
+  const int32_t* idx = indices.Storage<int32_t>().data();
+  const int64_t n_ = grad_out.shape()[0], c_ = grad_out.shape()[1];
+  const int64_t oh = grad_out.shape()[2], ow = grad_out.shape()[3];
+  const int64_t plane = grad_x.shape()[2] * grad_x.shape()[3];
+  const Strides& s = grad_out.strides();
+  const Strides& si = indices.strides();
+  for (int64_t n = 0; n < n_; ++n) {
+    for (int64_t c = 0; c < c_; ++c) {
+      float* dst = gx.data() + (n * c_ + c) * plane;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int32_t k = idx[indices.offset() + n * si[0] + c * si[1] + oy * si[2] + ox * si[3]];
+          if (k >= 0) dst[k] += g[grad_out.offset() + n * s[0] + c * s[1] + oy * s[2] + ox * s[3]];
         }
       }
     }

@@ -319,7 +319,12 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   NanRows nan_rows;
 
   for (int64_t u = begin; u < end; ++u) {
-    const auto [plane, orow, irow, ys] = RowOf<kIdx>(p, u);
+    // Variables rather than a structured binding: clang 14 lambdas cannot capture bindings.
+    const OutputRow r = RowOf<kIdx>(p, u);
+    const float* plane = r.plane;
+    float* orow = r.out;
+    int32_t* irow = r.idx;
+    const Span ys = r.ys;
     const bool nan = ys.lo < ys.hi && nan_rows.Any(plane, ys, [&](int64_t y) {
       return RunMayHaveNaN(plane + y * s[2], p.w);
     });

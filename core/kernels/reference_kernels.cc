@@ -43,4 +43,9 @@ void ReferenceKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params,
   internal::MaxPool2dReference(x, params, out, indices);
 }
 
+void ReferenceKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
+                                         Tensor& grad_x) const {
+  internal::MaxPool2dBackwardReference(grad_out, indices, grad_x);
+}
+
 }  // namespace onemodel

@@ -25,30 +25,12 @@ void CheckParams(const Tensor& x, const MaxPool2dParams& p) {
   check("width", p.kernel_w, p.stride_w, p.pad_w);
 }
 
-// Scatters the output gradient to each window's argmax (adding where windows overlap).
+// Scatters the output gradient to each window's argmax (adding where windows overlap). The
+// kernel writes every element of the input gradient, so it is allocated without zeroing.
 void MaxPool2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                        std::span<Tensor> grads) {
-  const Tensor& indices = r.Owned(0);
-  const Shape& in_shape = r.InputShape(0);
-  grads[0] = internal::NewFloat(in_shape, ctx, /*zero=*/true);
-  float* gx = grads[0].MutableData<float>().data();
-  const int32_t* idx = indices.Data<int32_t>().data();
-  const float* gs = g.Storage<float>().data();
-  const int64_t n = g.shape()[0], c = g.shape()[1], oh = g.shape()[2], ow = g.shape()[3];
-  const int64_t plane = int64_t{in_shape[2]} * in_shape[3];
-  const Strides& s = g.strides();
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < c; ++j) {
-      float* dst = gx + (i * c + j) * plane;
-      const int32_t* at = idx + ((i * c + j) * oh) * ow;
-      for (int64_t y = 0; y < oh; ++y) {
-        for (int64_t x = 0; x < ow; ++x) {
-          const int32_t k = at[y * ow + x];
-          if (k >= 0) dst[k] += gs[g.offset() + i * s[0] + j * s[1] + y * s[2] + x * s[3]];
-        }
-      }
-    }
-  }
+  grads[0] = internal::NewFloat(r.InputShape(0), ctx);
+  ctx.kernels.MaxPool2dBackward(g, r.Owned(0), grads[0]);
 }
 
 }  // namespace

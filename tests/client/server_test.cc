@@ -13,9 +13,9 @@ namespace onemodel::testing {
 std::unique_ptr<ServerProcess> ServerTest::server_;
 std::string ServerTest::start_error_;
 
-void ServerTest::SetUpTestSuite() {
+void ServerTest::StartServer(const std::vector<std::string>& flags) {
   try {
-    server_ = std::make_unique<ServerProcess>();
+    server_ = std::make_unique<ServerProcess>(flags);
   } catch (const std::exception& e) {
     start_error_ = e.what();
   }

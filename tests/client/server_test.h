@@ -23,10 +23,13 @@
 namespace onemodel::testing {
 
 // One onemodeld per test suite (started before the first test, stopped after the last with a
-// check that it exited 0), and a Client of it for each test.
+// check that it exited 0), and a Client of it for each test. A suite that needs other flags
+// defines its own SetUpTestSuite() calling StartServer(flags).
 class ServerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite();
+  static void SetUpTestSuite() { StartServer({}); }
+  // Starts the suite's onemodeld with `flags`; SetUp() reports a failure to start.
+  static void StartServer(const std::vector<std::string>& flags);
   static void TearDownTestSuite();
   void SetUp() override;
 

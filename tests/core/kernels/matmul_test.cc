@@ -114,5 +114,13 @@ TEST(MatMulTest, BlasDescriptionNamesTheLibraryAndKernel) {
   EXPECT_NE(d.find("kernel"), std::string::npos) << d;
 }
 
+TEST(MatMulTest, BlasThreadsCanBeSetAndRestored) {
+  const int initial = internal::BlasThreads();
+  internal::SetBlasThreads(1);
+  EXPECT_EQ(internal::BlasThreads(), 1);
+  internal::SetBlasThreads(0);
+  EXPECT_EQ(internal::BlasThreads(), initial);
+}
+
 }  // namespace
 }  // namespace onemodel

@@ -6,7 +6,8 @@
 // and without indices. A differential test runs every fast variant this CPU supports (each
 // SIMD target forced, with a 1- and a 2-thread pool) against the reference on random shapes,
 // parameters and layouts; outputs and indices are views inside bigger buffers pre-filled with
-// a sentinel that must survive outside the view.
+// a sentinel that must survive outside the view. The backward scatter (MaxPool2dBackward) is
+// checked against an exact oracle and, fast variants, bit for bit against the reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -584,6 +585,156 @@ TEST_F(MaxPool2dTest, AnEmptyBatchWritesNothing) {
     Tensor idx = Tensor::Empty(Shape{0, 3, 4, 4}, DType::kInt32, pool_);
     v.kernels->MaxPool2d(x, p, out, &idx);
     EXPECT_EQ(out.ElementCount(), 0) << v.label;
+  }
+}
+
+// ---- backward: scatter of the output gradient to the argmax positions ----
+
+// gx = zeros, then g added at each index: restated with doubles (exact for the small integer
+// gradients the oracle test uses).
+std::vector<double> ScatterOracle(const Tensor& g, const Tensor& idx, const Shape& in) {
+  const int64_t plane = in[2] * in[3];
+  std::vector<double> gx(static_cast<size_t>(in.ElementCount()), 0.0);
+  ForEachElement(g, [&](int64_t n, int64_t c, int64_t y, int64_t x, int64_t) {
+    const int32_t k = idx.At<int32_t>({n, c, y, x});
+    if (k >= 0) {
+      gx[static_cast<size_t>((n * in[1] + c) * plane + k)] += g.At<float>({n, c, y, x});
+    }
+  });
+  return gx;
+}
+
+// Bits equal, except that any NaN matches any NaN: where two NaN gradients meet at one
+// position, which payload survives the addition is the compiler's choice of operand order.
+bool SameGradient(float a, float b) {
+  return (std::isnan(a) && std::isnan(b) && Bits(a) != kSentinelBits && Bits(b) != kSentinelBits) ||
+         Bits(a) == Bits(b);
+}
+
+// A gradient buffer full of sentinels (NaN bits), so an element the kernel skips shows.
+Tensor SentinelGrad(const Shape& in, Allocator& alloc) {
+  Tensor gx = Tensor::Empty(in, DType::kFloat, alloc);
+  gx.Fill(std::bit_cast<float>(kSentinelBits));
+  return gx;
+}
+
+TEST_F(MaxPool2dTest, BackwardAddsEachGradientAtItsArgmaxAndZerosTheRest) {
+  std::mt19937 rng(31);
+  // Overlapping windows (stride < kernel) make positions collect several gradients; stride
+  // above the kernel leaves positions no window covers.
+  const MaxPool2dParams params[] = {{3, 3, 1, 1, 1, 1}, {3, 3, 2, 2, 1, 1}, {2, 2, 3, 3, 0, 0}};
+  for (const MaxPool2dParams& p : params) {
+    const Shape in{2, 5, 7, 9};
+    Tensor x = Tensor::Empty(in, DType::kFloat, pool_);
+    FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, 1); });  // ties
+    const Shape out = OutputShape(in, p);
+    Tensor y = Tensor::Empty(out, DType::kFloat, pool_);
+    Tensor idx = Tensor::Empty(out, DType::kInt32, pool_);
+    reference_.MaxPool2d(x, p, y, &idx);
+    Tensor g = Tensor::Empty(out, DType::kFloat, pool_);
+    FillWith(g, [&](int64_t, int64_t, int64_t, int64_t) {
+      return static_cast<float>(static_cast<int>(rng() % 9) - 4);
+    });
+    const std::vector<double> expected = ScatterOracle(g, idx, in);
+    for (const Variant& v : AllVariants()) {
+      Tensor gx = SentinelGrad(in, pool_);
+      const uint64_t version = gx.version();
+      v.kernels->MaxPool2dBackward(g, idx, gx);
+      EXPECT_EQ(gx.version(), version + 1) << v.label;
+      const auto got = gx.Data<float>();
+      for (size_t i = 0; i < expected.size(); ++i) {
+        ASSERT_EQ(static_cast<double>(got[i]), expected[i])
+            << v.label << " " << Describe(p) << " element #" << i;
+      }
+    }
+  }
+}
+
+// Random shapes, parameters, input values (NaNs, ties, signed zeros), gradient values (NaNs,
+// infinities, signed zeros) and gradient and index layouts: every fast variant must give the
+// reference's bits (NaNs: NaN), every element written over a sentinel-filled buffer.
+TEST_F(MaxPool2dTest, BackwardFastVariantsMatchTheReferenceBitForBit) {
+  constexpr int kCases = 120;
+  std::mt19937 rng(32);
+  int checked = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const Case k = RandomCase(rng);
+    Tensor x = Tensor::Empty(k.in, DType::kFloat, pool_);
+    const int flavour = static_cast<int>(rng() % kFlavours);
+    FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, flavour); });
+    Tensor y = Tensor::Empty(k.out, DType::kFloat, pool_);
+    Tensor ref_idx = Tensor::Empty(k.out, DType::kInt32, pool_);
+    reference_.MaxPool2d(x, k.p, y, &ref_idx);
+    Placed idx = Place(k.out, DType::kInt32, kLayoutInner[rng() % 3], rng, pool_);
+    idx.view.CopyFrom(ref_idx);
+    Placed g = Place(k.out, DType::kFloat, kLayoutInner[rng() % 3], rng, pool_);
+    const int g_flavour = static_cast<int>(rng() % kFlavours);
+    FillWith(g.view,
+             [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, g_flavour); });
+    Tensor ref = SentinelGrad(k.in, pool_);
+    reference_.MaxPool2dBackward(g.view, idx.view, ref);
+    const auto r = ref.Data<float>();
+    for (size_t e = 0; e < r.size(); ++e) ASSERT_NE(Bits(r[e]), kSentinelBits) << e;
+    for (const Variant& v : AllVariants()) {
+      Tensor gx = SentinelGrad(k.in, pool_);
+      v.kernels->MaxPool2dBackward(g.view, idx.view, gx);
+      const auto o = gx.Data<float>();
+      for (size_t e = 0; e < r.size(); ++e) {
+        ASSERT_TRUE(SameGradient(o[e], r[e]))
+            << Bits(o[e]) << " vs " << Bits(r[e]) << " " << v.label << " " << Describe(k.p)
+            << " input " << k.in.ToString() << " gradient " << g.view.Describe() << " indices "
+            << idx.view.Describe() << " element #" << e;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, kCases);
+}
+
+// More planes than tasks, odd plane sizes, an uneven split: large enough for the 2-thread
+// pool to split the planes (several per task), with NaN ties in the input, NaNs and signed
+// zeros in the gradient, NCHW and NHWC gradients.
+TEST_F(MaxPool2dTest, BackwardSplitOverThreadsGivesTheReferenceBits) {
+  std::mt19937 rng(33);
+  const Shape in{2, 45, 61, 67};
+  const MaxPool2dParams p{3, 3, 2, 2, 1, 1};
+  const Shape out = OutputShape(in, p);
+  Tensor x = Tensor::Empty(in, DType::kFloat, pool_);
+  FillWith(x, [&](int64_t, int64_t c, int64_t, int64_t) {
+    return RandomValue(rng, static_cast<int>(c % kFlavours));
+  });
+  Tensor y = Tensor::Empty(out, DType::kFloat, pool_);
+  Tensor idx = Tensor::Empty(out, DType::kInt32, pool_);
+  reference_.MaxPool2d(x, p, y, &idx);
+  Tensor g_nchw = Tensor::Empty(out, DType::kFloat, pool_);
+  FillWith(g_nchw, [&](int64_t, int64_t c, int64_t, int64_t) {
+    return RandomValue(rng, static_cast<int>((c + 1) % kFlavours));
+  });
+  const Tensor g_nhwc = g_nchw.ToLayout(Layout::kNhwc, pool_);
+  Tensor ref = SentinelGrad(in, pool_);
+  reference_.MaxPool2dBackward(g_nchw, idx, ref);
+  const auto r = ref.Data<float>();
+  for (const Variant& v : AllVariants()) {
+    for (const Tensor* g : {&std::as_const(g_nchw), &g_nhwc}) {
+      Tensor gx = SentinelGrad(in, pool_);
+      v.kernels->MaxPool2dBackward(*g, idx, gx);
+      const auto o = gx.Data<float>();
+      for (size_t e = 0; e < r.size(); ++e) {
+        ASSERT_TRUE(SameGradient(o[e], r[e]))
+            << Bits(o[e]) << " vs " << Bits(r[e]) << " " << v.label << " gradient "
+            << LayoutName(g->layout()) << " element #" << e;
+      }
+    }
+  }
+}
+
+TEST_F(MaxPool2dTest, BackwardOfAnEmptyBatchWritesNothing) {
+  Tensor g = Tensor::Empty(Shape{0, 3, 4, 4}, DType::kFloat, pool_);
+  Tensor idx = Tensor::Empty(Shape{0, 3, 4, 4}, DType::kInt32, pool_);
+  for (const Variant& v : AllVariants()) {
+    Tensor gx = Tensor::Empty(Shape{0, 3, 8, 8}, DType::kFloat, pool_);
+    v.kernels->MaxPool2dBackward(g, idx, gx);
+    EXPECT_EQ(gx.ElementCount(), 0) << v.label;
   }
 }
 

@@ -24,22 +24,25 @@ TEST(Config, DefaultsNeedNothing) {
   EXPECT_EQ(c.metrics_listen, "127.0.0.1:9464");
   EXPECT_EQ(c.max_message_bytes, int64_t{64} << 20);
   EXPECT_GE(c.workers, 1) << "0 becomes one per core";
+  EXPECT_EQ(c.blas_threads, 1) << "sessions run in parallel; one MatMul stays on its worker";
   EXPECT_GT(EffectiveMemoryLimit(c), 0);
 }
 
 TEST(Config, FlagsTakeSizesWithUnits) {
   ServerConfig c;
-  EXPECT_EQ(Parse({"--listen", "0.0.0.0:7000", "--max-message-bytes", "16MiB",
-                   "--session-memory-max", "2GiB", "--pool-max-idle-bytes", "4096",
-                   "--idle-timeout", "2.5", "--workers", "3", "--log-format", "json"},
-                  &c),
-            -1);
+  EXPECT_EQ(
+      Parse({"--listen", "0.0.0.0:7000", "--max-message-bytes", "16MiB", "--session-memory-max",
+             "2GiB", "--pool-max-idle-bytes", "4096", "--idle-timeout", "2.5", "--workers", "3",
+             "--log-format", "json", "--blas-threads", "0"},
+            &c),
+      -1);
   EXPECT_EQ(c.listen, "0.0.0.0:7000");
   EXPECT_EQ(c.max_message_bytes, int64_t{16} << 20);
   EXPECT_EQ(c.session_memory_max, int64_t{2} << 30);
   EXPECT_EQ(c.pool_max_idle_bytes, 4096);
   EXPECT_EQ(c.idle_timeout_seconds, 2.5);
   EXPECT_EQ(c.workers, 3);
+  EXPECT_EQ(c.blas_threads, 0);
   EXPECT_EQ(c.log_format, "json");
   c.memory_limit_bytes = 12345;
   EXPECT_EQ(EffectiveMemoryLimit(c), 12345);
@@ -81,8 +84,8 @@ TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
   for (const char* flag :
        {"--listen", "--metrics-listen", "--pool-max-idle-bytes", "--max-sessions",
         "--session-memory-default", "--session-memory-max", "--idle-timeout", "--max-message-bytes",
-        "--workers", "--log-level", "--log-format", "--tls-cert", "--tls-key", "--tls-client-ca",
-        "--auth-token-file", "ONEMODEL_LISTEN"}) {
+        "--workers", "--blas-threads", "--log-level", "--log-format", "--tls-cert", "--tls-key",
+        "--tls-client-ca", "--auth-token-file", "ONEMODEL_LISTEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

@@ -1,0 +1,257 @@
+// Every server limit refuses at once: RESOURCE_EXHAUSTED (INVALID_ARGUMENT for a tensor past
+// the shape limits of 2^31-1 elements or bytes, which no server could hold), a message naming the
+// limit and its value, no retry, and the session that hit it still works with its tensors intact.
+// Clients that ask for 100 GiB or upload without end get refused before anything is allocated.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Ints;
+using client::RunBuilder;
+using client::RunOutput;
+using client::Session;
+using client::TensorData;
+using client::TensorHandle;
+using grpc::StatusCode;
+using P = onnx::TensorProto;
+
+// A refusal must come back well under this, even in a sanitizer build.
+constexpr auto kImmediate = std::chrono::seconds(1);
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Small, so that transfers stay quick under sanitizers; above the client's 64 KiB envelope.
+constexpr int64_t kMessageLimit = 256 << 10;
+
+// One onemodeld with small limits for the whole suite. Each test closes what it opens, so the
+// server-wide ceiling and session count start from zero in every test.
+class RefusalTest : public ServerTest {
+ protected:
+  static void SetUpTestSuite() {
+    StartServer({"--memory-limit", "40MiB", "--session-memory-default", "8MiB",
+                 "--session-memory-max", "32MiB", "--max-sessions", "4", "--max-run-operations",
+                 "8", "--max-handles", "16", "--max-message-bytes", "256KiB"});
+  }
+
+  // Success when `call` fails with `code`, a message holding every one of `parts`, within
+  // kImmediate; records the time as the test property `figure`.
+  ::testing::AssertionResult RefusedAtOnce(const std::string& figure,
+                                           const std::function<void()>& call, StatusCode code,
+                                           const std::vector<std::string>& parts) {
+    const auto start = std::chrono::steady_clock::now();
+    ::testing::AssertionResult result = FailsWith(call, code, parts);
+    const auto took = std::chrono::steady_clock::now() - start;
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+    RecordProperty(figure + "_us", std::to_string(micros));
+    if (result && took > kImmediate) {
+      return ::testing::AssertionFailure() << "refused, but only after " << micros << " us";
+    }
+    return result;
+  }
+
+  // A small Run works in `session` and `kept` still holds `values`.
+  static void ExpectUsable(Session& session, const TensorHandle& kept,
+                           const std::vector<float>& values) {
+    RunBuilder run;
+    run.Op("Neg", {kept});
+    const std::vector<float> negated = session.Get<float>(session.Run(run).back());
+    ASSERT_EQ(negated.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(negated[i], -values[i]) << i;
+    EXPECT_EQ(session.Get<float>(kept), values);
+  }
+
+  v1::Stats Stats() { return client().Stats(); }
+};
+
+const std::vector<float> kValues = {1, -2, 3, -4};
+
+TEST_F(RefusalTest, SessionMemoryLimit) {
+  Session session = client().CreateSession();  // the 8 MiB default
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  RunBuilder run;  // 16 MiB of results in the arena
+  const RunOutput wide = run.Op("Expand", {session.Put<float>(std::vector<float>{1}, {1})},
+                                {{"shape", Ints{2048, 2048}}});
+  run.Op("Exp", {wide});
+  EXPECT_TRUE(RefusedAtOnce("session_memory", [&] { session.Run(run); },
+                            StatusCode::RESOURCE_EXHAUSTED,
+                            {"operation 1 (Exp)", "session memory limit of 8 MiB"}));
+  ExpectUsable(session, x, kValues);
+}
+
+TEST_F(RefusalTest, ServerMemoryCeiling) {
+  Session holder = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+  const TensorHandle kept = holder.Put<float>(kValues, {4});
+  RunBuilder fill;  // 16 + 8 MiB in the pool, made on the server (no upload)
+  for (const int64_t count : {4 * kMiB, 2 * kMiB}) {
+    fill.Op("Neg", {fill.Op("Expand", {kept}, {{"shape", Ints{count / 4, 4}}})}, {},
+            v1::PLACEMENT_POOL);
+  }
+  const TensorHandle big = holder.Run(fill)[1];
+  Session other = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+  const TensorHandle x = other.Put<float>(kValues, {4});
+  RunBuilder run;  // 16 MiB: within other's own 32 MiB, but 24 + 16 MiB pass the 40 MiB ceiling
+  run.Op("Exp", {run.Op("Expand", {x}, {{"shape", Ints{1024, 1024, 4}}})});
+  EXPECT_TRUE(RefusedAtOnce("server_ceiling", [&] { other.Run(run); },
+                            StatusCode::RESOURCE_EXHAUSTED,
+                            {"server memory ceiling (--memory-limit) of 40 MiB"}));
+  ExpectUsable(other, x, kValues);
+  EXPECT_EQ(holder.Describe(big).DataBytes(), 16 * kMiB);
+  ExpectUsable(holder, kept, kValues);
+}
+
+TEST_F(RefusalTest, SessionMemoryMaxRefusesAHundredGiBQuota) {
+  EXPECT_TRUE(
+      RefusedAtOnce("session_memory_max",
+                    [&] { client().CreateSession({.memory_limit_bytes = int64_t{100} << 30}); },
+                    StatusCode::RESOURCE_EXHAUSTED, {"100 GiB", "32 MiB", "--session-memory-max"}));
+  Session session = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+  EXPECT_EQ(session.created().memory_limit_bytes(), 32 * kMiB);
+  ExpectUsable(session, session.Put<float>(kValues, {4}), kValues);
+}
+
+TEST_F(RefusalTest, MaxSessions) {
+  std::vector<Session> open;
+  std::vector<TensorHandle> kept;
+  for (int i = 0; i < 4; ++i) {
+    open.push_back(client().CreateSession());
+    kept.push_back(open.back().Put<float>(kValues, {4}));
+  }
+  EXPECT_TRUE(RefusedAtOnce("max_sessions", [&] { client().CreateSession(); },
+                            StatusCode::RESOURCE_EXHAUSTED, {"4 sessions open", "--max-sessions"}));
+  for (int i = 0; i < 4; ++i) ExpectUsable(open[i], kept[i], kValues);
+  open.pop_back();  // closes it: room for one more
+  client().CreateSession();
+}
+
+TEST_F(RefusalTest, MaxRunOperations) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  RunBuilder nine;
+  for (int i = 0; i < 9; ++i) nine.Op("Neg", {x});
+  EXPECT_TRUE(RefusedAtOnce("max_run_operations", [&] { session.Run(nine); },
+                            StatusCode::RESOURCE_EXHAUSTED,
+                            {"9 operations", "limit of 8 (--max-run-operations)"}));
+  EXPECT_EQ(session.Stats().session().handles(), 1) << "the refused run made no handles";
+  RunBuilder eight;
+  for (int i = 0; i < 8; ++i) eight.Op("Neg", {x});
+  EXPECT_EQ(session.Run(eight).size(), 8);
+  ExpectUsable(session, x, kValues);
+}
+
+TEST_F(RefusalTest, MaxHandles) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  for (int count : {8, 7}) {  // 1 + 8 + 7: the session holds the most it may
+    RunBuilder run;
+    for (int i = 0; i < count; ++i) run.Op("Neg", {x});
+    session.Run(run);
+  }
+  EXPECT_TRUE(RefusedAtOnce("max_handles_put", [&] { session.Put<float>(kValues, {4}); },
+                            StatusCode::RESOURCE_EXHAUSTED,
+                            {"16 tensor handles", "limit of 16 (--max-handles)"}));
+  RunBuilder one;
+  one.Op("Neg", {x});
+  EXPECT_TRUE(RefusedAtOnce("max_handles_run", [&] { session.Run(one); },
+                            StatusCode::RESOURCE_EXHAUSTED, {"limit of 16 (--max-handles)"}));
+  session.ResetArena();  // the 15 arena results go: room again
+  ExpectUsable(session, x, kValues);
+}
+
+TEST_F(RefusalTest, MaxMessageBytes) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  P proto;
+  proto.set_data_type(P::FLOAT);
+  proto.add_dims(kMessageLimit / 2);  // twice the limit
+  proto.set_raw_data(std::string(kMessageLimit * 2, '\0'));
+  // gRPC refuses it on arrival: the time is the message's transfer (slow under TSan), so untimed.
+  EXPECT_TRUE(FailsWith([&] { session.PutProto(proto); }, StatusCode::RESOURCE_EXHAUSTED,
+                        {std::to_string(kMessageLimit)}));
+  const TensorHandle streamed = session.Upload(client::FromProto(proto));
+  EXPECT_TRUE(RefusedAtOnce("max_message_bytes_get", [&] { session.GetProto(streamed); },
+                            StatusCode::RESOURCE_EXHAUSTED,
+                            {std::to_string(kMessageLimit), "--max-message-bytes"}));
+  ExpectUsable(session, x, kValues);
+}
+
+TEST_F(RefusalTest, AHundredGiBTensorIsRefusedBeforeAnyAllocation) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  const int64_t rented = Stats().pool().rented_bytes();
+  P huge;  // 160000 x 160000 floats: 95 GiB
+  huge.set_data_type(P::FLOAT);
+  huge.add_dims(160000);
+  huge.add_dims(160000);
+  EXPECT_TRUE(RefusedAtOnce("hundred_gib_put", [&] { session.PutProto(huge); },
+                            StatusCode::INVALID_ARGUMENT,
+                            {"[160000, 160000]", "above the limit of 2147483647"}));
+  RunBuilder product;  // [160000, 1] x [1, 160000]
+  product.Op("MatMul", {product.Op("Expand", {one}, {{"shape", Ints{160000, 1}}}),
+                        product.Op("Expand", {one}, {{"shape", Ints{1, 160000}}})});
+  EXPECT_TRUE(RefusedAtOnce(
+      "hundred_gib_matmul", [&] { session.Run(product); }, StatusCode::INVALID_ARGUMENT,
+      {"operation 2 (MatMul)", "[160000, 160000]", "above the limit of 2147483647"}));
+  RunBuilder quota;  // 1 GiB: below the buffer limit, above the session's 8 MiB
+  quota.Op("Exp", {quota.Op("Expand", {x}, {{"shape", Ints{65536, 1024, 4}}})});
+  EXPECT_TRUE(RefusedAtOnce("one_gib_run", [&] { session.Run(quota); },
+                            StatusCode::RESOURCE_EXHAUSTED, {"session memory limit of 8 MiB"}));
+  EXPECT_EQ(Stats().pool().rented_bytes(), rented);
+  ExpectUsable(session, x, kValues);
+}
+
+// A raw upload stream of `session`; the test drives it message by message.
+struct RawUpload {
+  explicit RawUpload(client::Client& client, const Session& session)
+      : stub(v1::OneModel::NewStub(client.channel())) {
+    context.AddMetadata("onemodel-session", session.id());
+    writer = stub->UploadTensor(&context, &info);
+  }
+  bool Header(const Session& session, std::vector<int64_t> dims) {
+    v1::UploadTensorRequest message;
+    message.mutable_header()->set_session_id(session.id());
+    message.mutable_header()->set_data_type(P::FLOAT);
+    message.mutable_header()->mutable_dims()->Add(dims.begin(), dims.end());
+    return writer->Write(message);
+  }
+
+  std::unique_ptr<v1::OneModel::Stub> stub;
+  grpc::ClientContext context;
+  v1::TensorInfo info;
+  std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer;
+};
+
+TEST_F(RefusalTest, AnUploadThatNeverStopsIsRefusedAtItsHeader) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  const int64_t rented = Stats().pool().rented_bytes();
+  const auto start = std::chrono::steady_clock::now();
+  RawUpload upload(client(), session);
+  ASSERT_TRUE(upload.Header(session, {int64_t{256} << 20}));  // 1 GiB
+  v1::UploadTensorRequest chunk;
+  chunk.set_data(std::string(kMessageLimit / 4, '\0'));
+  int64_t sent = 0;
+  while (sent < (int64_t{1} << 30) && upload.writer->Write(chunk)) sent += kMessageLimit / 4;
+  const grpc::Status status = upload.writer->Finish();
+  const auto took = std::chrono::steady_clock::now() - start;
+  RecordProperty(
+      "endless_upload_us",
+      std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+  RecordProperty("endless_upload_sent_bytes", std::to_string(sent));
+  EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_NE(status.error_message().find("session memory limit of 8 MiB"), std::string::npos)
+      << status.error_message();
+  EXPECT_LT(sent, int64_t{64} << 20) << "the server let the stream run long after refusing it";
+  EXPECT_EQ(Stats().pool().rented_bytes(), rented);
+  EXPECT_EQ(session.Stats().session().handles(), 1);
+  ExpectUsable(session, x, kValues);
+}
+
+}  // namespace
+}  // namespace onemodel::testing

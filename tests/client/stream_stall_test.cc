@@ -1,0 +1,166 @@
+// --stream-idle-timeout: a transfer whose client stops sending (upload) or reading (download)
+// without closing the stream is cancelled with DEADLINE_EXCEEDED, its memory goes back and the
+// session's queued requests run; a slow client that keeps moving is never cancelled.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Ints;
+using client::RunBuilder;
+using client::Session;
+using client::TensorHandle;
+using ::testing::HasSubstr;
+using P = onnx::TensorProto;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kStallTimeout(2000);
+
+class StreamStallTest : public ServerTest {
+ protected:
+  static void SetUpTestSuite() {
+    StartServer({"--stream-idle-timeout", std::to_string(kStallTimeout.count() / 1000)});
+  }
+
+  // Runs Neg(x) in `session` on another thread: it queues behind whatever holds the strand.
+  static std::future<std::vector<float>> NegateLater(Session& session, const TensorHandle& x) {
+    return std::async(std::launch::async, [&session, x] {
+      RunBuilder run;
+      run.Op("Neg", {x});
+      return session.Get<float>(session.Run(run).back());
+    });
+  }
+
+  // Rented pool bytes, once `session` has its first arena chunk (later runs need no more).
+  int64_t RentedBytes(Session& session, const TensorHandle& x) {
+    NegateLater(session, x).get();
+    return RentedBytes();
+  }
+  // Rented pool bytes now.
+  int64_t RentedBytes() { return client().Stats().pool().rented_bytes(); }
+};
+
+const std::vector<float> kValues = {1, -2, 3};
+
+TEST_F(StreamStallTest, AStalledUploadIsCancelledAndLetsTheSessionGo) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {3});
+  const int64_t rented = RentedBytes(session, x);
+
+  auto stub = v1::OneModel::NewStub(client().channel());
+  grpc::ClientContext context;
+  context.AddMetadata("onemodel-session", session.id());
+  v1::TensorInfo info;
+  auto writer = stub->UploadTensor(&context, &info);
+  v1::UploadTensorRequest message;
+  message.mutable_header()->set_session_id(session.id());
+  message.mutable_header()->set_data_type(P::FLOAT);
+  message.mutable_header()->add_dims(1 << 20);  // 4 MiB announced
+  ASSERT_TRUE(writer->Write(message));
+  message.set_data(std::string(64 << 10, '\0'));
+  ASSERT_TRUE(writer->Write(message));
+  const auto stalled = Clock::now();  // from here the client sends nothing, and keeps the stream
+
+  std::future<std::vector<float>> negated = NegateLater(session, x);
+  ASSERT_EQ(negated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the stalled upload still holds the session";
+  const auto waited = Clock::now() - stalled;
+  EXPECT_EQ(negated.get(), (std::vector<float>{-1, 2, -3}));
+  EXPECT_GE(waited, kStallTimeout - std::chrono::milliseconds(100));
+  ::testing::Test::RecordProperty(
+      "stalled_upload_released_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+
+  const grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("received nothing for 2 s (--stream-idle-timeout) after 65536 of 4194304 "
+                        "bytes"));
+  EXPECT_EQ(RentedBytes(), rented) << "the partial tensor's memory went back";
+  EXPECT_EQ(session.Stats().session().handles(), 3) << "x and two Neg(x); no upload";
+  EXPECT_EQ(session.Get<float>(x), kValues);
+}
+
+TEST_F(StreamStallTest, AStalledDownloadIsCancelledAndLetsTheSessionGo) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {3});
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  RunBuilder expand;  // a 64 MiB broadcast view: the download sends a temporary copy
+  expand.Op("Expand", {one}, {{"shape", Ints{16 << 20}}});
+  const TensorHandle wide = session.Run(expand).back();
+  const int64_t rented = RentedBytes(session, x);
+
+  // A channel of its own, without BDP probing: its flow-control window stays small, so the
+  // server's writes stall once the client stops reading.
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::OneModel::NewStub(grpc::CreateCustomChannel(
+      server().grpc_address(), grpc::InsecureChannelCredentials(), arguments));
+  grpc::ClientContext context;
+  context.AddMetadata("onemodel-session", session.id());
+  v1::DownloadTensorRequest request;
+  request.set_session_id(session.id());
+  request.set_handle(wide.id());
+  auto reader = stub->DownloadTensor(&context, request);
+  v1::DownloadTensorReply reply;
+  ASSERT_TRUE(reader->Read(&reply));
+  ASSERT_TRUE(reply.has_header());
+  const auto stalled = Clock::now();  // from here the client reads nothing
+
+  std::future<std::vector<float>> negated = NegateLater(session, x);
+  ASSERT_EQ(negated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the stalled download still holds the session";
+  const auto waited = Clock::now() - stalled;
+  EXPECT_EQ(negated.get(), (std::vector<float>{-1, 2, -3}));
+  EXPECT_GE(waited, kStallTimeout - std::chrono::milliseconds(100));
+  ::testing::Test::RecordProperty(
+      "stalled_download_released_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+  EXPECT_EQ(RentedBytes(), rented) << "the temporary copy went back";
+
+  int64_t received = 0;  // what was already on its way, then the reason
+  while (reader->Read(&reply)) received += static_cast<int64_t>(reply.data().size());
+  const grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("read nothing of the download for 2 s (--stream-idle-timeout)"));
+  EXPECT_LT(received, int64_t{64} << 20);
+}
+
+TEST_F(StreamStallTest, ASlowUploadThatKeepsMovingIsNotCancelled) {
+  Session session = client().CreateSession();
+  constexpr int kChunks = 12;  // one every kStallTimeout / 6: 4 s in all, twice the timeout
+  std::vector<float> values(kChunks * 256);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+
+  auto stub = v1::OneModel::NewStub(client().channel());
+  grpc::ClientContext context;
+  context.AddMetadata("onemodel-session", session.id());
+  v1::TensorInfo info;
+  auto writer = stub->UploadTensor(&context, &info);
+  v1::UploadTensorRequest message;
+  message.mutable_header()->set_session_id(session.id());
+  message.mutable_header()->set_data_type(P::FLOAT);
+  message.mutable_header()->add_dims(static_cast<int64_t>(values.size()));
+  ASSERT_TRUE(writer->Write(message));
+  const char* bytes = reinterpret_cast<const char*>(values.data());
+  for (int i = 0; i < kChunks; ++i) {
+    std::this_thread::sleep_for(kStallTimeout / 6);
+    message.set_data(bytes + i * 1024, 1024);
+    ASSERT_TRUE(writer->Write(message)) << "chunk " << i;
+  }
+  writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(session.Get<float>(TensorHandle(info)), values);
+}
+
+}  // namespace
+}  // namespace onemodel::testing

@@ -1,0 +1,444 @@
+// Writes the seed corpus of the fuzz targets: serialized TensorProto and RunRequest messages
+// that reach every element type, data field, operation, attribute and error path, so the
+// fuzzers start deep and the replay tests cover them. The files are checked in; run this again
+// after changing it (it rewrites the seed-* files and leaves regression inputs alone).
+//
+//   build/dev/tests/fuzz/make_fuzz_corpus tests/fuzz/corpus
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onemodel/v1/onemodel.pb.h"
+#include "onnx/onnx.pb.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = onemodel::v1;
+using onnx::TensorProto;
+
+// Writes `message` to dir/seed-<name>, serialized deterministically (map order fixed).
+void Write(const fs::path& dir, const std::string& name, const google::protobuf::Message& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  std::ofstream(dir / ("seed-" + name), std::ios::binary) << bytes;
+}
+
+// A TensorProto header: ONNX type code and dims, no data.
+TensorProto Header(int32_t type, std::vector<int64_t> dims) {
+  TensorProto p;
+  p.set_data_type(type);
+  for (int64_t d : dims) p.add_dims(d);
+  return p;
+}
+
+// A FLOAT tensor with the given values in float_data.
+TensorProto Floats(std::vector<int64_t> dims, std::vector<float> values) {
+  TensorProto p = Header(TensorProto::FLOAT, std::move(dims));
+  for (float v : values) p.add_float_data(v);
+  return p;
+}
+
+// One supported element type: its name, code, bytes per element and ONNX typed field.
+enum class Field { kFloat, kInt32, kInt64, kDouble, kUint64 };
+struct TypeRow {
+  const char* name;
+  int32_t code;
+  int size;
+  Field field;
+};
+constexpr TypeRow kTypes[] = {
+    {"float", TensorProto::FLOAT, 4, Field::kFloat},
+    {"uint8", TensorProto::UINT8, 1, Field::kInt32},
+    {"int8", TensorProto::INT8, 1, Field::kInt32},
+    {"uint16", TensorProto::UINT16, 2, Field::kInt32},
+    {"int16", TensorProto::INT16, 2, Field::kInt32},
+    {"int32", TensorProto::INT32, 4, Field::kInt32},
+    {"int64", TensorProto::INT64, 8, Field::kInt64},
+    {"bool", TensorProto::BOOL, 1, Field::kInt32},
+    {"float16", TensorProto::FLOAT16, 2, Field::kInt32},
+    {"double", TensorProto::DOUBLE, 8, Field::kDouble},
+    {"uint32", TensorProto::UINT32, 4, Field::kUint64},
+    {"uint64", TensorProto::UINT64, 8, Field::kUint64},
+    {"bfloat16", TensorProto::BFLOAT16, 2, Field::kInt32},
+};
+
+// A [2, 3] tensor of `t` in raw_data: bytes 0, 1, 0, 1, ... (valid for every type).
+TensorProto RawOf(const TypeRow& t) {
+  TensorProto p = Header(t.code, {2, 3});
+  std::string raw(static_cast<size_t>(6 * t.size), '\0');
+  for (size_t i = 0; i < raw.size(); i += 2) raw[i] = 1;
+  p.set_raw_data(raw);
+  return p;
+}
+
+// A [2, 3] tensor of `t` in its typed field: 0, 1, 0, 1, ... (bit patterns for 16-bit floats:
+// 0 and 15360 or 16256, their 1.0).
+TensorProto TypedOf(const TypeRow& t) {
+  TensorProto p = Header(t.code, {2, 3});
+  const int64_t one = t.code == TensorProto::FLOAT16    ? 15360
+                      : t.code == TensorProto::BFLOAT16 ? 16256
+                                                        : 1;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t v = i % 2 ? one : 0;
+    switch (t.field) {
+      case Field::kFloat:
+        p.add_float_data(static_cast<float>(v));
+        break;
+      case Field::kInt32:
+        p.add_int32_data(static_cast<int32_t>(v));
+        break;
+      case Field::kInt64:
+        p.add_int64_data(v);
+        break;
+      case Field::kDouble:
+        p.add_double_data(static_cast<double>(v));
+        break;
+      case Field::kUint64:
+        p.add_uint64_data(static_cast<uint64_t>(v));
+        break;
+    }
+  }
+  return p;
+}
+
+// Every TensorProto seed: each type in raw_data and in its typed field, then edge cases and
+// each way a proto can be malformed.
+std::vector<std::pair<std::string, TensorProto>> TensorSeeds() {
+  std::vector<std::pair<std::string, TensorProto>> seeds;
+  for (const TypeRow& t : kTypes) {
+    seeds.emplace_back(std::string(t.name) + "-raw", RawOf(t));
+    seeds.emplace_back(std::string(t.name) + "-typed", TypedOf(t));
+  }
+  auto add = [&](std::string name, TensorProto p) { seeds.emplace_back(std::move(name), p); };
+  add("scalar", Floats({}, {2.5f}));
+  add("empty-0x3", Header(TensorProto::FLOAT, {0, 3}));
+  TensorProto empty_raw = Header(TensorProto::INT64, {3, 0});
+  empty_raw.set_raw_data("");
+  add("empty-raw", empty_raw);
+  TensorProto rank8 = Header(TensorProto::FLOAT, {1, 1, 1, 1, 1, 1, 2, 2});
+  rank8.set_raw_data(std::string(16, '\x3f'));
+  add("rank8", rank8);
+  TensorProto named = Floats({1}, {1.0f});
+  named.set_name("x");
+  named.set_doc_string("a named tensor");
+  add("name-and-doc", named);
+  using Double = std::numeric_limits<double>;
+  TensorProto specials = Header(TensorProto::DOUBLE, {4});
+  for (double v : {Double::quiet_NaN(), Double::infinity(), -0.0, Double::max()}) {
+    specials.add_double_data(v);
+  }
+  add("double-specials", specials);
+  TensorProto extremes = Header(TensorProto::INT64, {2});
+  extremes.add_int64_data(std::numeric_limits<int64_t>::min());
+  extremes.add_int64_data(std::numeric_limits<int64_t>::max());
+  add("int64-extremes", extremes);
+  TensorProto u64 = Header(TensorProto::UINT64, {2});
+  u64.add_uint64_data(0);
+  u64.add_uint64_data(std::numeric_limits<uint64_t>::max());
+  add("uint64-extremes", u64);
+
+  add("bad-undefined-type", Floats({1}, {1.0f}));
+  seeds.back().second.set_data_type(TensorProto::UNDEFINED);
+  TensorProto strings = Header(TensorProto::STRING, {1});
+  strings.add_string_data("a");
+  add("bad-string-type", strings);
+  TensorProto complex = Header(TensorProto::COMPLEX64, {1});
+  complex.set_raw_data(std::string(8, '\0'));
+  add("bad-complex64", complex);
+  TensorProto float8 = Header(17, {1});  // FLOAT8E4M3FN, newer than Debian's onnx.proto
+  float8.set_raw_data(std::string(1, '\0'));
+  add("bad-float8", float8);
+  add("bad-type-code-1000", Header(1000, {1}));
+  TensorProto rank9 = Header(TensorProto::FLOAT, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+  rank9.set_raw_data(std::string(4, '\0'));
+  add("bad-rank9", rank9);
+  add("bad-negative-dim", Header(TensorProto::FLOAT, {-1}));
+  add("bad-huge-dims", Header(TensorProto::FLOAT, {2147483647, 2147483647}));
+  add("bad-4gib", Header(TensorProto::FLOAT, {1073741824}));
+  add("bad-dim-over-int32", Header(TensorProto::UINT8, {4294967296}));
+  add("bad-no-data", Header(TensorProto::FLOAT, {2}));
+  TensorProto both = Floats({1}, {1.0f});
+  both.set_raw_data(std::string(4, '\0'));
+  add("bad-raw-and-typed", both);
+  TensorProto wrong = Header(TensorProto::FLOAT, {1});
+  wrong.add_int64_data(1);
+  add("bad-wrong-field", wrong);
+  TensorProto short_raw = Header(TensorProto::FLOAT, {2, 3});
+  short_raw.set_raw_data(std::string(5, '\0'));
+  add("bad-raw-short", short_raw);
+  add("bad-typed-count", Floats({2, 3}, {1, 2, 3, 4, 5}));
+  TensorProto int8 = Header(TensorProto::INT8, {2});
+  int8.add_int32_data(1);
+  int8.add_int32_data(300);
+  add("bad-int8-range", int8);
+  TensorProto uint32 = Header(TensorProto::UINT32, {1});
+  uint32.add_uint64_data(uint64_t{1} << 40);
+  add("bad-uint32-range", uint32);
+  TensorProto half = Header(TensorProto::FLOAT16, {1});
+  half.add_int32_data(70000);
+  add("bad-float16-range", half);
+  TensorProto bool_raw = Header(TensorProto::BOOL, {3});
+  bool_raw.set_raw_data(std::string("\0\1\2", 3));
+  add("bad-bool-raw", bool_raw);
+  TensorProto bool_typed = Header(TensorProto::BOOL, {2});
+  bool_typed.add_int32_data(1);
+  bool_typed.add_int32_data(2);
+  add("bad-bool-typed", bool_typed);
+  TensorProto external = Header(TensorProto::FLOAT, {1});
+  external.set_data_location(TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto* location = external.add_external_data();
+  location->set_key("location");
+  location->set_value("weights.bin");
+  add("bad-external-data", external);
+  TensorProto segment = Floats({1}, {1.0f});
+  segment.mutable_segment()->set_begin(0);
+  segment.mutable_segment()->set_end(1);
+  add("bad-segment", segment);
+  return seeds;
+}
+
+// ---- Run requests ----
+
+v1::Input Handle(const std::string& h) {
+  v1::Input in;
+  in.set_handle(h);
+  return in;
+}
+v1::Input Output(int32_t i) {
+  v1::Input in;
+  in.set_output(i);
+  return in;
+}
+v1::Input Inline(const TensorProto& t) {
+  v1::Input in;
+  *in.mutable_tensor() = t;
+  return in;
+}
+
+v1::Attribute Int(int64_t v) {
+  v1::Attribute a;
+  a.set_i(v);
+  return a;
+}
+v1::Attribute Float(float v) {
+  v1::Attribute a;
+  a.set_f(v);
+  return a;
+}
+v1::Attribute String(const std::string& v) {
+  v1::Attribute a;
+  a.set_s(v);
+  return a;
+}
+v1::Attribute Ints(std::vector<int64_t> values) {
+  v1::Attribute a;
+  for (int64_t v : values) a.mutable_ints()->add_values(v);
+  return a;
+}
+
+using Attributes = std::vector<std::pair<std::string, v1::Attribute>>;
+
+v1::Operation Op(const std::string& name, std::vector<v1::Input> inputs, Attributes attributes = {},
+                 v1::Placement placement = v1::PLACEMENT_UNSPECIFIED) {
+  v1::Operation op;
+  op.set_op(name);
+  for (v1::Input& in : inputs) *op.add_inputs() = std::move(in);
+  for (auto& [key, value] : attributes) (*op.mutable_attributes())[key] = value;
+  op.set_placement(placement);
+  return op;
+}
+
+v1::RunRequest Run(std::vector<v1::Operation> ops) {
+  v1::RunRequest r;
+  for (v1::Operation& op : ops) *r.add_operations() = std::move(op);
+  return r;
+}
+
+// Every RunRequest seed: each operation with typical and bad attributes, chains of outputs,
+// placements, inline tensors of every type, and each kind of bad reference. Handles "$0".."$9"
+// are the fuzz target's known tensors (run_request_fuzzer.cc, Preload).
+std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
+  std::vector<std::pair<std::string, v1::RunRequest>> seeds;
+  auto add = [&](std::string name, std::vector<v1::Operation> ops) {
+    seeds.emplace_back(std::move(name), Run(std::move(ops)));
+  };
+  const v1::Input x = Handle("$0"), y = Handle("$1"), xt = Handle("$2"), image = Handle("$3");
+  const v1::Input ints = Handle("$4"), half = Handle("$5"), scalar = Handle("$6");
+  const v1::Input empty = Handle("$7");
+  const v1::Input row = Inline(Floats({1, 3}, {1, 2, 3}));
+
+  add("add", {Op("Add", {x, x})});
+  add("sub-broadcast", {Op("Sub", {x, row})});
+  add("mul-scalar", {Op("Mul", {x, scalar})});
+  add("div-shape-mismatch", {Op("Div", {x, y})});
+  add("max-strided", {Op("Max", {y, xt})});
+  add("min-float16-cast",
+      {Op("Cast", {half}, {{"to", Int(TensorProto::FLOAT)}}), Op("Min", {Output(0), Output(0)})});
+  add("pow-inline", {Op("Pow", {x, Inline(Floats({}, {2.0f}))})});
+  add("neg-scalar", {Op("Neg", {scalar})});
+  add("abs-strided", {Op("Abs", {xt})});
+  add("exp", {Op("Exp", {x})});
+  add("log-int64", {Op("Log", {ints})});
+  add("sqrt-image", {Op("Sqrt", {image})});
+  add("relu-empty", {Op("Relu", {empty})});
+  add("sigmoid", {Op("Sigmoid", {x})});
+  add("tanh-float16", {Op("Tanh", {half})});
+  add("gelu", {Op("Gelu", {y})});
+  add("matmul", {Op("MatMul", {x, y})});
+  add("matmul-mismatch", {Op("MatMul", {x, x})});
+  add("matmul-vector", {Op("MatMul", {x, Inline(Floats({3}, {1, 0, -1}))})});
+  add("maxpool",
+      {Op("MaxPool2d", {image},
+          {{"kernel_shape", Ints({2, 2})}, {"strides", Ints({2, 2})}, {"pads", Ints({0, 0})}})});
+  add("maxpool-padded",
+      {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({3, 3})}, {"pads", Ints({1, 1})}})});
+  add("maxpool-no-kernel", {Op("MaxPool2d", {image})});
+  add("maxpool-kernel-one-value", {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({1})}})});
+  add("sum-axis-keepdims", {Op("Sum", {x}, {{"axes", Ints({1})}, {"keepdims", Int(1)}})});
+  add("sum-bad-axis", {Op("Sum", {x}, {{"axes", Ints({5})}})});
+  add("mean-image", {Op("Mean", {image}, {{"axes", Ints({2, 3})}})});
+  add("mean-all", {Op("Mean", {xt})});
+  add("softmax", {Op("Softmax", {x}, {{"axis", Int(1)}, {"scale", Float(0.5f)}})});
+  add("logsoftmax", {Op("LogSoftmax", {image}, {{"axis", Int(-1)}})});
+  add("cast-int64", {Op("Cast", {x}, {{"to", Int(TensorProto::INT64)}})});
+  add("cast-float16", {Op("Cast", {ints}, {{"to", Int(TensorProto::FLOAT16)}})});
+  add("cast-string", {Op("Cast", {x}, {{"to", Int(TensorProto::STRING)}})});
+  add("cast-over-int32", {Op("Cast", {x}, {{"to", Int(int64_t{1} << 32)}})});
+  add("contiguous-strided", {Op("Contiguous", {xt})});
+  add("copy-float16", {Op("Copy", {half})});
+  add("detach", {Op("Detach", {x})});
+  add("tolayout-nhwc", {Op("ToLayout", {image}, {{"layout", String("nhwc")}})});
+  add("tolayout-blocked",
+      {Op("Detach", {image}),
+       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(8)}}),
+       Op("ToLayout", {Output(1)}, {{"layout", String("NCHW")}})});
+  add("tolayout-blocked-grad", {Op("ToLayout", {image}, {{"layout", String("Blocked")}})});
+  add("tolayout-bad", {Op("ToLayout", {image}, {{"layout", String("XYZ")}})});
+  add("reshape-infer", {Op("Reshape", {x}, {{"shape", Ints({3, -1})}})});
+  add("reshape-bad-count", {Op("Reshape", {x}, {{"shape", Ints({7})}})});
+  add("reshape-strided", {Op("Reshape", {xt}, {{"shape", Ints({6})}})});
+  add("permute", {Op("Permute", {image}, {{"perm", Ints({0, 2, 3, 1})}})});
+  add("permute-repeated", {Op("Permute", {image}, {{"perm", Ints({0, 0, 1, 2})}})});
+  add("transpose", {Op("Transpose", {x}, {{"dim0", Int(0)}, {"dim1", Int(1)}})});
+  add("slice-step",
+      {Op("Slice", {x}, {{"dim", Int(1)}, {"start", Int(0)}, {"stop", Int(3)}, {"step", Int(2)}})});
+  add("slice-negative-step",
+      {Op("Slice", {x},
+          {{"dim", Int(1)}, {"start", Int(2)}, {"stop", Int(-4)}, {"step", Int(-1)}})});
+  add("slice-step-zero",
+      {Op("Slice", {x}, {{"start", Int(0)}, {"stop", Int(1)}, {"step", Int(0)}})});
+  add("expand-scalar", {Op("Expand", {scalar}, {{"shape", Ints({2, 3})}})});
+  add("expand-huge", {Op("Expand", {scalar}, {{"shape", Ints({2147483647, 2147483647})}})});
+  add("squeeze", {Op("Squeeze", {Inline(Floats({1, 3, 1}, {1, 2, 3}))}, {{"axes", Ints({0})}})});
+  add("unsqueeze", {Op("Unsqueeze", {x}, {{"dim", Int(2)}})});
+
+  // Extreme attribute values: overflow and range checks.
+  const int64_t i64_min = std::numeric_limits<int64_t>::min();
+  const int64_t i64_max = std::numeric_limits<int64_t>::max();
+  const int64_t i32_min = std::numeric_limits<int32_t>::min();
+  const int64_t i32_max = std::numeric_limits<int32_t>::max();
+  add("slice-extremes", {Op("Slice", {x},
+                            {{"dim", Int(-1)},
+                             {"start", Int(i64_min)},
+                             {"stop", Int(i64_max)},
+                             {"step", Int(i64_max)}})});
+  add("slice-step-min",
+      {Op("Slice", {x},
+          {{"start", Int(i64_max)}, {"stop", Int(i64_min)}, {"step", Int(i64_min)}})});
+  add("maxpool-huge", {Op("MaxPool2d", {image},
+                          {{"kernel_shape", Ints({i32_max, i32_max})},
+                           {"strides", Ints({i32_max, 1})},
+                           {"pads", Ints({i32_max, i32_max})}})});
+  add("maxpool-negative",
+      {Op("MaxPool2d", {image},
+          {{"kernel_shape", Ints({-1, 2})}, {"strides", Ints({0, -1})}, {"pads", Ints({-1, 0})}})});
+  add("maxpool-pads-over-kernel",
+      {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({2, 2})}, {"pads", Ints({3, 3})}})});
+  add("tolayout-block-zero",
+      {Op("Detach", {image}),
+       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(0)}})});
+  add("tolayout-block-huge",
+      {Op("Detach", {image}),
+       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(i32_max)}})});
+  add("unsqueeze-min", {Op("Unsqueeze", {x}, {{"dim", Int(i32_min)}})});
+  add("softmax-axis-min", {Op("Softmax", {x}, {{"axis", Int(i32_min)}})});
+  add("transpose-negative", {Op("Transpose", {image}, {{"dim0", Int(-1)}, {"dim1", Int(-4)}})});
+  add("reshape-zero-infer", {Op("Reshape", {empty}, {{"shape", Ints({0, -1})}})});
+  add("reshape-two-infers", {Op("Reshape", {x}, {{"shape", Ints({-1, -1})}})});
+  add("reshape-huge", {Op("Reshape", {x}, {{"shape", Ints({i64_max, 2})}})});
+  add("permute-negative", {Op("Permute", {image}, {{"perm", Ints({-1, -2, -3, -4})}})});
+  add("squeeze-negative",
+      {Op("Squeeze", {Inline(Floats({3, 1}, {1, 2, 3}))}, {{"axes", Ints({-1, i32_min})}})});
+  add("sum-axes-repeated",
+      {Op("Sum", {image}, {{"axes", Ints({1, -3})}, {"keepdims", Int(i64_min)}})});
+  add("expand-then-sum", {Op("Expand", {scalar}, {{"shape", Ints({256, 1024})}}),
+                          Op("Sum", {Output(0)}, {{"axes", Ints({0})}})});
+  add("expand-then-copy", {Op("Expand", {row}, {{"shape", Ints({4096, 3})}}),
+                           Op("Copy", {Output(0)}, {}, v1::PLACEMENT_POOL)});
+  add("expand-over-budget",
+      {Op("Expand", {scalar}, {{"shape", Ints({512, 1024})}}), Op("Exp", {Output(0)})});
+
+  add("chain-forward", {Op("MatMul", {x, y}), Op("Relu", {Output(0)}),
+                        Op("Sum", {Output(1)}, {}, v1::PLACEMENT_POOL)});
+  add("chain-views-pool",
+      {Op("Copy", {image}, {}, v1::PLACEMENT_POOL),
+       Op("Transpose", {Output(0)}, {{"dim0", Int(2)}, {"dim1", Int(3)}}, v1::PLACEMENT_POOL),
+       Op("Relu", {Output(1)}, {}, v1::PLACEMENT_ARENA),
+       Op("Detach", {x}, {}, v1::PLACEMENT_POOL)});
+  add("chain-fails-late", {Op("Copy", {x}, {}, v1::PLACEMENT_POOL), Op("Add", {Output(0), y})});
+  add("output-ahead", {Op("Add", {Output(5), x})});
+  add("output-negative", {Op("Neg", {Output(-1)})});
+  add("no-source", {Op("Neg", {v1::Input()})});
+  add("unknown-op", {Op("Conv", {x})});
+  add("wrong-arity", {Op("Add", {x})});
+  add("unknown-attribute", {Op("Relu", {x}, {{"alpha", Float(0.1f)}})});
+  add("wrong-attribute-type", {Op("Transpose", {x}, {{"dim0", Float(0.0f)}})});
+  add("handle-malformed", {Op("Neg", {Handle("garbage")})});
+  add("handle-unknown", {Op("Neg", {Handle("p1.0000000000000000")})});
+  add("handle-stale", {Op("Neg", {Handle("$8")})});
+  add("handle-released", {Op("Neg", {Handle("$9")})});
+  add("placement-undefined", {Op("Neg", {x}, {}, static_cast<v1::Placement>(7))});
+  add("inline-malformed", {Op("Add", {x, Inline(Header(TensorProto::FLOAT, {2, 3}))})});
+
+  std::vector<v1::Operation> every_type;
+  for (const TypeRow& t : kTypes) every_type.push_back(Op("Copy", {Inline(RawOf(t))}));
+  add("inline-every-type", std::move(every_type));
+
+  add("reset-arena", {Op("Relu", {image})});
+  seeds.back().second.set_reset_arena(true);
+  add("no-grad", {Op("Mul", {x, x}), Op("Sum", {Output(0)})});
+  seeds.back().second.set_no_grad(true);
+  add("exact-kernels", {Op("MatMul", {x, y}), Op("Softmax", {Output(0)}), Op("Gelu", {Output(1)})});
+  seeds.back().second.set_session_id("exact");
+  add("too-many-operations", std::vector<v1::Operation>(4097, Op("Neg", {scalar})));
+  return seeds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: " << argv[0] << " CORPUS_DIR (tests/fuzz/corpus)\n";
+    return 2;
+  }
+  const fs::path root = argv[1];
+  fs::create_directories(root / "tensor_proto");
+  fs::create_directories(root / "run_request");
+  for (const auto& [name, proto] : TensorSeeds()) Write(root / "tensor_proto", name, proto);
+  for (const auto& [name, request] : RunSeeds()) Write(root / "run_request", name, request);
+  return 0;
+}
