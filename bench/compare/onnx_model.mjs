@@ -4,25 +4,11 @@
 //   const bytes = singleNodeModel('MaxPool', [[8, 64, 112, 112]], [8, 64, 56, 56],
 //                                 {kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]});
 
+import {bytesField, intField, stringField} from '../../tests/common/protobuf_wire.mjs';
+
 const kOpset = 17;
 const kIrVersion = 8;
 const kFloat = 1;  // TensorProto.DataType FLOAT
-
-// The protobuf varint encoding of a non-negative integer.
-function varint(n) {
-  let x = BigInt(n);
-  const out = [];
-  do {
-    let byte = Number(x & 0x7fn);
-    x >>= 7n;
-    if (x !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (x !== 0n);
-  return out;
-}
-const intField = (field, v) => [...varint(field << 3), ...varint(v)];
-const bytesField = (field, b) => [...varint((field << 3) | 2), ...varint(b.length), ...b];
-const stringField = (field, s) => bytesField(field, [...Buffer.from(s, 'utf8')]);
 
 // ValueInfoProto of a FLOAT tensor named `name` with fixed dimensions `dims`.
 function valueInfo(name, dims) {

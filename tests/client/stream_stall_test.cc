@@ -45,6 +45,21 @@ class StreamStallTest : public ServerTest {
   }
   // Rented pool bytes now.
   int64_t RentedBytes() { return client().Stats().pool().rented_bytes(); }
+
+  // Runs Neg(x) in `session`, which a stream stalled since `stalled` holds, and checks that it
+  // ran once the stall timeout let the session go; records the wait as `property` (ms).
+  static void ExpectTheSessionGoesOn(Session& session, const TensorHandle& x,
+                                     Clock::time_point stalled, const char* property) {
+    std::future<std::vector<float>> negated = NegateLater(session, x);
+    ASSERT_EQ(negated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+        << "the stalled stream still holds the session";
+    const auto waited = Clock::now() - stalled;
+    EXPECT_EQ(negated.get(), (std::vector<float>{-1, 2, -3}));
+    EXPECT_GE(waited, kStallTimeout - std::chrono::milliseconds(100));
+    ::testing::Test::RecordProperty(
+        property,
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+  }
 };
 
 const std::vector<float> kValues = {1, -2, 3};
@@ -68,15 +83,8 @@ TEST_F(StreamStallTest, AStalledUploadIsCancelledAndLetsTheSessionGo) {
   ASSERT_TRUE(writer->Write(message));
   const auto stalled = Clock::now();  // from here the client sends nothing, and keeps the stream
 
-  std::future<std::vector<float>> negated = NegateLater(session, x);
-  ASSERT_EQ(negated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
-      << "the stalled upload still holds the session";
-  const auto waited = Clock::now() - stalled;
-  EXPECT_EQ(negated.get(), (std::vector<float>{-1, 2, -3}));
-  EXPECT_GE(waited, kStallTimeout - std::chrono::milliseconds(100));
-  ::testing::Test::RecordProperty(
-      "stalled_upload_released_ms",
-      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTheSessionGoesOn(session, x, stalled, "stalled_upload_released_ms"));
 
   const grpc::Status status = writer->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
@@ -114,15 +122,8 @@ TEST_F(StreamStallTest, AStalledDownloadIsCancelledAndLetsTheSessionGo) {
   ASSERT_TRUE(reply.has_header());
   const auto stalled = Clock::now();  // from here the client reads nothing
 
-  std::future<std::vector<float>> negated = NegateLater(session, x);
-  ASSERT_EQ(negated.wait_for(std::chrono::seconds(60)), std::future_status::ready)
-      << "the stalled download still holds the session";
-  const auto waited = Clock::now() - stalled;
-  EXPECT_EQ(negated.get(), (std::vector<float>{-1, 2, -3}));
-  EXPECT_GE(waited, kStallTimeout - std::chrono::milliseconds(100));
-  ::testing::Test::RecordProperty(
-      "stalled_download_released_ms",
-      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectTheSessionGoesOn(session, x, stalled, "stalled_download_released_ms"));
   EXPECT_EQ(RentedBytes(), rented) << "the temporary copy went back";
 
   int64_t received = 0;  // what was already on its way, then the reason

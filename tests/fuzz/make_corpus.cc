@@ -18,6 +18,7 @@
 
 #include "onemodel/v1/onemodel.pb.h"
 #include "onnx/onnx.pb.h"
+#include "tests/common/proto_attributes.h"
 
 namespace {
 
@@ -229,26 +230,10 @@ v1::Input Inline(const TensorProto& t) {
   return in;
 }
 
-v1::Attribute Int(int64_t v) {
-  v1::Attribute a;
-  a.set_i(v);
-  return a;
-}
-v1::Attribute Float(float v) {
-  v1::Attribute a;
-  a.set_f(v);
-  return a;
-}
-v1::Attribute String(const std::string& v) {
-  v1::Attribute a;
-  a.set_s(v);
-  return a;
-}
-v1::Attribute Ints(std::vector<int64_t> values) {
-  v1::Attribute a;
-  for (int64_t v : values) a.mutable_ints()->add_values(v);
-  return a;
-}
+using onemodel::testing::FloatAttr;
+using onemodel::testing::IntAttr;
+using onemodel::testing::IntsAttr;
+using onemodel::testing::StringAttr;
 
 using Attributes = std::vector<std::pair<std::string, v1::Attribute>>;
 
@@ -286,8 +271,8 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("mul-scalar", {Op("Mul", {x, scalar})});
   add("div-shape-mismatch", {Op("Div", {x, y})});
   add("max-strided", {Op("Max", {y, xt})});
-  add("min-float16-cast",
-      {Op("Cast", {half}, {{"to", Int(TensorProto::FLOAT)}}), Op("Min", {Output(0), Output(0)})});
+  add("min-float16-cast", {Op("Cast", {half}, {{"to", IntAttr(TensorProto::FLOAT)}}),
+                           Op("Min", {Output(0), Output(0)})});
   add("pow-inline", {Op("Pow", {x, Inline(Floats({}, {2.0f}))})});
   add("neg-scalar", {Op("Neg", {scalar})});
   add("abs-strided", {Op("Abs", {xt})});
@@ -301,50 +286,57 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("matmul", {Op("MatMul", {x, y})});
   add("matmul-mismatch", {Op("MatMul", {x, x})});
   add("matmul-vector", {Op("MatMul", {x, Inline(Floats({3}, {1, 0, -1}))})});
-  add("maxpool",
-      {Op("MaxPool2d", {image},
-          {{"kernel_shape", Ints({2, 2})}, {"strides", Ints({2, 2})}, {"pads", Ints({0, 0})}})});
+  add("maxpool", {Op("MaxPool2d", {image},
+                     {{"kernel_shape", IntsAttr({2, 2})},
+                      {"strides", IntsAttr({2, 2})},
+                      {"pads", IntsAttr({0, 0})}})});
   add("maxpool-padded",
-      {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({3, 3})}, {"pads", Ints({1, 1})}})});
+      {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({3, 3})}, {"pads", IntsAttr({1, 1})}})});
   add("maxpool-no-kernel", {Op("MaxPool2d", {image})});
-  add("maxpool-kernel-one-value", {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({1})}})});
-  add("sum-axis-keepdims", {Op("Sum", {x}, {{"axes", Ints({1})}, {"keepdims", Int(1)}})});
-  add("sum-bad-axis", {Op("Sum", {x}, {{"axes", Ints({5})}})});
-  add("mean-image", {Op("Mean", {image}, {{"axes", Ints({2, 3})}})});
+  add("maxpool-kernel-one-value", {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({1})}})});
+  add("sum-axis-keepdims", {Op("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})});
+  add("sum-bad-axis", {Op("Sum", {x}, {{"axes", IntsAttr({5})}})});
+  add("mean-image", {Op("Mean", {image}, {{"axes", IntsAttr({2, 3})}})});
   add("mean-all", {Op("Mean", {xt})});
-  add("softmax", {Op("Softmax", {x}, {{"axis", Int(1)}, {"scale", Float(0.5f)}})});
-  add("logsoftmax", {Op("LogSoftmax", {image}, {{"axis", Int(-1)}})});
-  add("cast-int64", {Op("Cast", {x}, {{"to", Int(TensorProto::INT64)}})});
-  add("cast-float16", {Op("Cast", {ints}, {{"to", Int(TensorProto::FLOAT16)}})});
-  add("cast-string", {Op("Cast", {x}, {{"to", Int(TensorProto::STRING)}})});
-  add("cast-over-int32", {Op("Cast", {x}, {{"to", Int(int64_t{1} << 32)}})});
+  add("softmax", {Op("Softmax", {x}, {{"axis", IntAttr(1)}, {"scale", FloatAttr(0.5f)}})});
+  add("logsoftmax", {Op("LogSoftmax", {image}, {{"axis", IntAttr(-1)}})});
+  add("cast-int64", {Op("Cast", {x}, {{"to", IntAttr(TensorProto::INT64)}})});
+  add("cast-float16", {Op("Cast", {ints}, {{"to", IntAttr(TensorProto::FLOAT16)}})});
+  add("cast-string", {Op("Cast", {x}, {{"to", IntAttr(TensorProto::STRING)}})});
+  add("cast-over-int32", {Op("Cast", {x}, {{"to", IntAttr(int64_t{1} << 32)}})});
   add("contiguous-strided", {Op("Contiguous", {xt})});
   add("copy-float16", {Op("Copy", {half})});
   add("detach", {Op("Detach", {x})});
-  add("tolayout-nhwc", {Op("ToLayout", {image}, {{"layout", String("nhwc")}})});
+  add("tolayout-nhwc", {Op("ToLayout", {image}, {{"layout", StringAttr("nhwc")}})});
   add("tolayout-blocked",
       {Op("Detach", {image}),
-       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(8)}}),
-       Op("ToLayout", {Output(1)}, {{"layout", String("NCHW")}})});
-  add("tolayout-blocked-grad", {Op("ToLayout", {image}, {{"layout", String("Blocked")}})});
-  add("tolayout-bad", {Op("ToLayout", {image}, {{"layout", String("XYZ")}})});
-  add("reshape-infer", {Op("Reshape", {x}, {{"shape", Ints({3, -1})}})});
-  add("reshape-bad-count", {Op("Reshape", {x}, {{"shape", Ints({7})}})});
-  add("reshape-strided", {Op("Reshape", {xt}, {{"shape", Ints({6})}})});
-  add("permute", {Op("Permute", {image}, {{"perm", Ints({0, 2, 3, 1})}})});
-  add("permute-repeated", {Op("Permute", {image}, {{"perm", Ints({0, 0, 1, 2})}})});
-  add("transpose", {Op("Transpose", {x}, {{"dim0", Int(0)}, {"dim1", Int(1)}})});
-  add("slice-step",
-      {Op("Slice", {x}, {{"dim", Int(1)}, {"start", Int(0)}, {"stop", Int(3)}, {"step", Int(2)}})});
-  add("slice-negative-step",
-      {Op("Slice", {x},
-          {{"dim", Int(1)}, {"start", Int(2)}, {"stop", Int(-4)}, {"step", Int(-1)}})});
+       Op("ToLayout", {Output(0)}, {{"layout", StringAttr("Blocked")}, {"block", IntAttr(8)}}),
+       Op("ToLayout", {Output(1)}, {{"layout", StringAttr("NCHW")}})});
+  add("tolayout-blocked-grad", {Op("ToLayout", {image}, {{"layout", StringAttr("Blocked")}})});
+  add("tolayout-bad", {Op("ToLayout", {image}, {{"layout", StringAttr("XYZ")}})});
+  add("reshape-infer", {Op("Reshape", {x}, {{"shape", IntsAttr({3, -1})}})});
+  add("reshape-bad-count", {Op("Reshape", {x}, {{"shape", IntsAttr({7})}})});
+  add("reshape-strided", {Op("Reshape", {xt}, {{"shape", IntsAttr({6})}})});
+  add("permute", {Op("Permute", {image}, {{"perm", IntsAttr({0, 2, 3, 1})}})});
+  add("permute-repeated", {Op("Permute", {image}, {{"perm", IntsAttr({0, 0, 1, 2})}})});
+  add("transpose", {Op("Transpose", {x}, {{"dim0", IntAttr(0)}, {"dim1", IntAttr(1)}})});
+  add("slice-step", {Op("Slice", {x},
+                        {{"dim", IntAttr(1)},
+                         {"start", IntAttr(0)},
+                         {"stop", IntAttr(3)},
+                         {"step", IntAttr(2)}})});
+  add("slice-negative-step", {Op("Slice", {x},
+                                 {{"dim", IntAttr(1)},
+                                  {"start", IntAttr(2)},
+                                  {"stop", IntAttr(-4)},
+                                  {"step", IntAttr(-1)}})});
   add("slice-step-zero",
-      {Op("Slice", {x}, {{"start", Int(0)}, {"stop", Int(1)}, {"step", Int(0)}})});
-  add("expand-scalar", {Op("Expand", {scalar}, {{"shape", Ints({2, 3})}})});
-  add("expand-huge", {Op("Expand", {scalar}, {{"shape", Ints({2147483647, 2147483647})}})});
-  add("squeeze", {Op("Squeeze", {Inline(Floats({1, 3, 1}, {1, 2, 3}))}, {{"axes", Ints({0})}})});
-  add("unsqueeze", {Op("Unsqueeze", {x}, {{"dim", Int(2)}})});
+      {Op("Slice", {x}, {{"start", IntAttr(0)}, {"stop", IntAttr(1)}, {"step", IntAttr(0)}})});
+  add("expand-scalar", {Op("Expand", {scalar}, {{"shape", IntsAttr({2, 3})}})});
+  add("expand-huge", {Op("Expand", {scalar}, {{"shape", IntsAttr({2147483647, 2147483647})}})});
+  add("squeeze",
+      {Op("Squeeze", {Inline(Floats({1, 3, 1}, {1, 2, 3}))}, {{"axes", IntsAttr({0})}})});
+  add("unsqueeze", {Op("Unsqueeze", {x}, {{"dim", IntAttr(2)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();
@@ -352,61 +344,63 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   const int64_t i32_min = std::numeric_limits<int32_t>::min();
   const int64_t i32_max = std::numeric_limits<int32_t>::max();
   add("slice-extremes", {Op("Slice", {x},
-                            {{"dim", Int(-1)},
-                             {"start", Int(i64_min)},
-                             {"stop", Int(i64_max)},
-                             {"step", Int(i64_max)}})});
+                            {{"dim", IntAttr(-1)},
+                             {"start", IntAttr(i64_min)},
+                             {"stop", IntAttr(i64_max)},
+                             {"step", IntAttr(i64_max)}})});
   add("slice-step-min",
       {Op("Slice", {x},
-          {{"start", Int(i64_max)}, {"stop", Int(i64_min)}, {"step", Int(i64_min)}})});
+          {{"start", IntAttr(i64_max)}, {"stop", IntAttr(i64_min)}, {"step", IntAttr(i64_min)}})});
   add("maxpool-huge", {Op("MaxPool2d", {image},
-                          {{"kernel_shape", Ints({i32_max, i32_max})},
-                           {"strides", Ints({i32_max, 1})},
-                           {"pads", Ints({i32_max, i32_max})}})});
-  add("maxpool-negative",
-      {Op("MaxPool2d", {image},
-          {{"kernel_shape", Ints({-1, 2})}, {"strides", Ints({0, -1})}, {"pads", Ints({-1, 0})}})});
+                          {{"kernel_shape", IntsAttr({i32_max, i32_max})},
+                           {"strides", IntsAttr({i32_max, 1})},
+                           {"pads", IntsAttr({i32_max, i32_max})}})});
+  add("maxpool-negative", {Op("MaxPool2d", {image},
+                              {{"kernel_shape", IntsAttr({-1, 2})},
+                               {"strides", IntsAttr({0, -1})},
+                               {"pads", IntsAttr({-1, 0})}})});
   add("maxpool-pads-over-kernel",
-      {Op("MaxPool2d", {image}, {{"kernel_shape", Ints({2, 2})}, {"pads", Ints({3, 3})}})});
+      {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({2, 2})}, {"pads", IntsAttr({3, 3})}})});
   add("tolayout-block-zero",
       {Op("Detach", {image}),
-       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(0)}})});
-  add("tolayout-block-huge",
-      {Op("Detach", {image}),
-       Op("ToLayout", {Output(0)}, {{"layout", String("Blocked")}, {"block", Int(i32_max)}})});
-  add("unsqueeze-min", {Op("Unsqueeze", {x}, {{"dim", Int(i32_min)}})});
-  add("softmax-axis-min", {Op("Softmax", {x}, {{"axis", Int(i32_min)}})});
-  add("transpose-negative", {Op("Transpose", {image}, {{"dim0", Int(-1)}, {"dim1", Int(-4)}})});
-  add("reshape-zero-infer", {Op("Reshape", {empty}, {{"shape", Ints({0, -1})}})});
-  add("reshape-two-infers", {Op("Reshape", {x}, {{"shape", Ints({-1, -1})}})});
-  add("reshape-huge", {Op("Reshape", {x}, {{"shape", Ints({i64_max, 2})}})});
-  add("permute-negative", {Op("Permute", {image}, {{"perm", Ints({-1, -2, -3, -4})}})});
+       Op("ToLayout", {Output(0)}, {{"layout", StringAttr("Blocked")}, {"block", IntAttr(0)}})});
+  add("tolayout-block-huge", {Op("Detach", {image}), Op("ToLayout", {Output(0)},
+                                                        {{"layout", StringAttr("Blocked")},
+                                                         {"block", IntAttr(i32_max)}})});
+  add("unsqueeze-min", {Op("Unsqueeze", {x}, {{"dim", IntAttr(i32_min)}})});
+  add("softmax-axis-min", {Op("Softmax", {x}, {{"axis", IntAttr(i32_min)}})});
+  add("transpose-negative",
+      {Op("Transpose", {image}, {{"dim0", IntAttr(-1)}, {"dim1", IntAttr(-4)}})});
+  add("reshape-zero-infer", {Op("Reshape", {empty}, {{"shape", IntsAttr({0, -1})}})});
+  add("reshape-two-infers", {Op("Reshape", {x}, {{"shape", IntsAttr({-1, -1})}})});
+  add("reshape-huge", {Op("Reshape", {x}, {{"shape", IntsAttr({i64_max, 2})}})});
+  add("permute-negative", {Op("Permute", {image}, {{"perm", IntsAttr({-1, -2, -3, -4})}})});
   add("squeeze-negative",
-      {Op("Squeeze", {Inline(Floats({3, 1}, {1, 2, 3}))}, {{"axes", Ints({-1, i32_min})}})});
+      {Op("Squeeze", {Inline(Floats({3, 1}, {1, 2, 3}))}, {{"axes", IntsAttr({-1, i32_min})}})});
   add("sum-axes-repeated",
-      {Op("Sum", {image}, {{"axes", Ints({1, -3})}, {"keepdims", Int(i64_min)}})});
-  add("expand-then-sum", {Op("Expand", {scalar}, {{"shape", Ints({256, 1024})}}),
-                          Op("Sum", {Output(0)}, {{"axes", Ints({0})}})});
-  add("expand-then-copy", {Op("Expand", {row}, {{"shape", Ints({4096, 3})}}),
+      {Op("Sum", {image}, {{"axes", IntsAttr({1, -3})}, {"keepdims", IntAttr(i64_min)}})});
+  add("expand-then-sum", {Op("Expand", {scalar}, {{"shape", IntsAttr({256, 1024})}}),
+                          Op("Sum", {Output(0)}, {{"axes", IntsAttr({0})}})});
+  add("expand-then-copy", {Op("Expand", {row}, {{"shape", IntsAttr({4096, 3})}}),
                            Op("Copy", {Output(0)}, {}, v1::PLACEMENT_POOL)});
   add("expand-over-budget",
-      {Op("Expand", {scalar}, {{"shape", Ints({512, 1024})}}), Op("Exp", {Output(0)})});
+      {Op("Expand", {scalar}, {{"shape", IntsAttr({512, 1024})}}), Op("Exp", {Output(0)})});
 
   add("chain-forward", {Op("MatMul", {x, y}), Op("Relu", {Output(0)}),
                         Op("Sum", {Output(1)}, {}, v1::PLACEMENT_POOL)});
-  add("chain-views-pool",
-      {Op("Copy", {image}, {}, v1::PLACEMENT_POOL),
-       Op("Transpose", {Output(0)}, {{"dim0", Int(2)}, {"dim1", Int(3)}}, v1::PLACEMENT_POOL),
-       Op("Relu", {Output(1)}, {}, v1::PLACEMENT_ARENA),
-       Op("Detach", {x}, {}, v1::PLACEMENT_POOL)});
+  add("chain-views-pool", {Op("Copy", {image}, {}, v1::PLACEMENT_POOL),
+                           Op("Transpose", {Output(0)},
+                              {{"dim0", IntAttr(2)}, {"dim1", IntAttr(3)}}, v1::PLACEMENT_POOL),
+                           Op("Relu", {Output(1)}, {}, v1::PLACEMENT_ARENA),
+                           Op("Detach", {x}, {}, v1::PLACEMENT_POOL)});
   add("chain-fails-late", {Op("Copy", {x}, {}, v1::PLACEMENT_POOL), Op("Add", {Output(0), y})});
   add("output-ahead", {Op("Add", {Output(5), x})});
   add("output-negative", {Op("Neg", {Output(-1)})});
   add("no-source", {Op("Neg", {v1::Input()})});
   add("unknown-op", {Op("Conv", {x})});
   add("wrong-arity", {Op("Add", {x})});
-  add("unknown-attribute", {Op("Relu", {x}, {{"alpha", Float(0.1f)}})});
-  add("wrong-attribute-type", {Op("Transpose", {x}, {{"dim0", Float(0.0f)}})});
+  add("unknown-attribute", {Op("Relu", {x}, {{"alpha", FloatAttr(0.1f)}})});
+  add("wrong-attribute-type", {Op("Transpose", {x}, {{"dim0", FloatAttr(0.0f)}})});
   add("handle-malformed", {Op("Neg", {Handle("garbage")})});
   add("handle-unknown", {Op("Neg", {Handle("p1.0000000000000000")})});
   add("handle-stale", {Op("Neg", {Handle("$8")})});

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "tests/client/server_test.h"
+#include "tests/common/proto_attributes.h"
 
 namespace onemodel::testing {
 namespace {
@@ -236,27 +237,6 @@ Mutation<v1::RunRequest> OpOf(std::string name, std::vector<std::string World::*
     for (auto member : inputs) op.add_inputs()->set_handle(w.*member);
     for (const auto& [key, value] : attributes) (*op.mutable_attributes())[key] = value;
   });
-}
-// Attributes holding an int, a float, a string or a list of ints.
-v1::Attribute IntAttr(int64_t i) {
-  v1::Attribute a;
-  a.set_i(i);
-  return a;
-}
-v1::Attribute FloatAttr(float f) {
-  v1::Attribute a;
-  a.set_f(f);
-  return a;
-}
-v1::Attribute StringAttr(std::string s) {
-  v1::Attribute a;
-  a.set_s(std::move(s));
-  return a;
-}
-v1::Attribute IntsAttr(std::vector<int64_t> values) {
-  v1::Attribute a;
-  a.mutable_ints()->mutable_values()->Add(values.begin(), values.end());
-  return a;
 }
 
 // Every way the handle field `field` can be wrong, as rows of `rpc` that set it with `set`;

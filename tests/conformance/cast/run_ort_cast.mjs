@@ -25,6 +25,8 @@
 
 import {createRequire} from 'node:module';
 
+import {bytesField, intField, stringField} from '../../common/protobuf_wire.mjs';
+
 const require = createRequire(import.meta.url);
 let ort;
 try {
@@ -251,21 +253,6 @@ function hex(bytes) {
 
 // ---------------------------------------------------------------------------------------------
 // ModelProto encoding (proto3 wire format, only the fields used here).
-
-function varint(n) {
-  let x = BigInt.asUintN(64, BigInt(n));
-  const out = [];
-  do {
-    let byte = Number(x & 0x7fn);
-    x >>= 7n;
-    if (x !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (x !== 0n);
-  return out;
-}
-const intField = (field, v) => [...varint(field << 3), ...varint(v)];
-const bytesField = (field, bytes) => [...varint((field << 3) | 2), ...varint(bytes.length), ...bytes];
-const stringField = (field, s) => bytesField(field, [...Buffer.from(s, 'utf8')]);
 
 // ValueInfoProto {name = 1, type = 2}; TypeProto {tensor_type = 1};
 // TypeProto.Tensor {elem_type = 1, shape = 2}; TensorShapeProto {dim = 1}; Dimension {dim_param = 2}.

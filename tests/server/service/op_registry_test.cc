@@ -9,30 +9,15 @@
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
 #include "server/rpc_error.h"
+#include "tests/common/proto_attributes.h"
 
 namespace onemodel::server {
 namespace {
 
-v1::Attribute I(int64_t v) {
-  v1::Attribute a;
-  a.set_i(v);
-  return a;
-}
-v1::Attribute F(float v) {
-  v1::Attribute a;
-  a.set_f(v);
-  return a;
-}
-v1::Attribute S(const std::string& v) {
-  v1::Attribute a;
-  a.set_s(v);
-  return a;
-}
-v1::Attribute Is(std::initializer_list<int64_t> v) {
-  v1::Attribute a;
-  for (int64_t x : v) a.mutable_ints()->add_values(x);
-  return a;
-}
+using onemodel::testing::FloatAttr;
+using onemodel::testing::IntAttr;
+using onemodel::testing::IntsAttr;
+using onemodel::testing::StringAttr;
 
 class OpRegistryTest : public ::testing::Test {
  protected:
@@ -114,57 +99,62 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
       {"MaxPool2d",
        [&] {
          return Call("MaxPool2d", {img},
-                     {{"kernel_shape", Is({3, 3})}, {"strides", Is({2, 2})}, {"pads", Is({1, 1})}})
+                     {{"kernel_shape", IntsAttr({3, 3})},
+                      {"strides", IntsAttr({2, 2})},
+                      {"pads", IntsAttr({1, 1})}})
              .shape();
        }},
       {"Sum",
        [&] {
-         return Call("Sum", {x}, {{"axes", Is({1})}, {"keepdims", I(1)}}).shape();
+         return Call("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}}).shape();
        }},
       {"Mean",
        [&] {
-         return Call("Mean", {x}, {{"axes", Is({0})}}).shape();
+         return Call("Mean", {x}, {{"axes", IntsAttr({0})}}).shape();
        }},
       {"Softmax",
        [&] {
-         return Call("Softmax", {x}, {{"axis", I(-1)}, {"scale", F(0.5f)}}).shape();
+         return Call("Softmax", {x}, {{"axis", IntAttr(-1)}, {"scale", FloatAttr(0.5f)}}).shape();
        }},
       {"LogSoftmax",
        [&] {
-         return Call("LogSoftmax", {x}, {{"axis", I(0)}}).shape();
+         return Call("LogSoftmax", {x}, {{"axis", IntAttr(0)}}).shape();
        }},
       {"Cast",
        [&] {
-         return Call("Cast", {x}, {{"to", I(10)}}).shape();
+         return Call("Cast", {x}, {{"to", IntAttr(10)}}).shape();
        }},
       {"Contiguous", [&] { return Call("Contiguous", {x.Transpose(0, 1)}).shape(); }},
       {"Copy", [&] { return Call("Copy", {x}).shape(); }},
       {"Detach", [&] { return Call("Detach", {x}).shape(); }},
       {"ToLayout",
        [&] {
-         return Call("ToLayout", {img}, {{"layout", S("nhwc")}}).shape();
+         return Call("ToLayout", {img}, {{"layout", StringAttr("nhwc")}}).shape();
        }},
       {"Reshape",
        [&] {
-         return Call("Reshape", {x}, {{"shape", Is({3, -1})}}).shape();
+         return Call("Reshape", {x}, {{"shape", IntsAttr({3, -1})}}).shape();
        }},
       {"Permute",
        [&] {
-         return Call("Permute", {x}, {{"perm", Is({1, 0})}}).shape();
+         return Call("Permute", {x}, {{"perm", IntsAttr({1, 0})}}).shape();
        }},
       {"Transpose",
        [&] {
-         return Call("Transpose", {x}, {{"dim0", I(0)}, {"dim1", I(1)}}).shape();
+         return Call("Transpose", {x}, {{"dim0", IntAttr(0)}, {"dim1", IntAttr(1)}}).shape();
        }},
       {"Slice",
        [&] {
          return Call("Slice", {x},
-                     {{"dim", I(1)}, {"start", I(2)}, {"stop", I(-4)}, {"step", I(-1)}})
+                     {{"dim", IntAttr(1)},
+                      {"start", IntAttr(2)},
+                      {"stop", IntAttr(-4)},
+                      {"step", IntAttr(-1)}})
              .shape();
        }},
       {"Expand",
        [&] {
-         return Call("Expand", {x}, {{"shape", Is({4, 2, 3})}}).shape();
+         return Call("Expand", {x}, {{"shape", IntsAttr({4, 2, 3})}}).shape();
        }},
       {"Squeeze",
        [&] {
@@ -172,7 +162,7 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
        }},
       {"Unsqueeze",
        [&] {
-         return Call("Unsqueeze", {x}, {{"dim", I(1)}}).shape();
+         return Call("Unsqueeze", {x}, {{"dim", IntAttr(1)}}).shape();
        }},
   };
   const std::map<std::string, Shape> expected = {
@@ -199,10 +189,12 @@ TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
   const Tensor x = Iota();
   EXPECT_EQ(Call("Add", {x, x}).At<float>({1, 2}), 12.0f);
   EXPECT_EQ(Call("Sum", {x}).At<float>({}), 21.0f);
-  EXPECT_EQ(Call("Cast", {x}, {{"to", I(7)}}).dtype(), DType::kInt64);
-  const Tensor sliced = Call("Slice", {x}, {{"dim", I(1)}, {"start", I(1)}, {"stop", I(3)}});
+  EXPECT_EQ(Call("Cast", {x}, {{"to", IntAttr(7)}}).dtype(), DType::kInt64);
+  const Tensor sliced =
+      Call("Slice", {x}, {{"dim", IntAttr(1)}, {"start", IntAttr(1)}, {"stop", IntAttr(3)}});
   EXPECT_EQ(sliced.At<float>({1, 0}), 5.0f);
-  EXPECT_EQ(Call("ToLayout", {Iota(Shape{1, 2, 2, 2})}, {{"layout", S("Blocked")}, {"block", I(4)}})
+  EXPECT_EQ(Call("ToLayout", {Iota(Shape{1, 2, 2, 2})},
+                 {{"layout", StringAttr("Blocked")}, {"block", IntAttr(4)}})
                 .layout(),
             Layout::kBlocked);
 }
@@ -212,11 +204,11 @@ TEST_F(OpRegistryTest, SignatureErrorsSayWhatTheOperationTakes) {
   EXPECT_EQ(ErrorOf([&] { Call("Add", {x}); }), "it takes 2 inputs (got 1)");
   EXPECT_EQ(ErrorOf([&] { Call("Relu", {x, x}); }), "it takes 1 input (got 2)");
   EXPECT_EQ(ErrorOf([&] {
-              Call("Relu", {x}, {{"axis", I(0)}});
+              Call("Relu", {x}, {{"axis", IntAttr(0)}});
             }),
             "there is no attribute 'axis' (it takes none)");
   EXPECT_EQ(ErrorOf([&] {
-              Call("Softmax", {x}, {{"axes", I(0)}});
+              Call("Softmax", {x}, {{"axes", IntAttr(0)}});
             }),
             "there is no attribute 'axes' (it takes axis, scale)");
 }
@@ -225,7 +217,7 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
   const Tensor x = Iota();
   const Tensor img = Iota(Shape{1, 1, 4, 4});
   EXPECT_EQ(ErrorOf([&] {
-              Call("Softmax", {x}, {{"axis", F(1)}});
+              Call("Softmax", {x}, {{"axis", FloatAttr(1)}});
             }),
             "attribute 'axis' must be an int (i) (got a float (f))");
   EXPECT_EQ(ErrorOf([&] { Call("Reshape", {x}); }),
@@ -234,23 +226,23 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
   EXPECT_EQ(ErrorOf([&] { Call("MaxPool2d", {img}); }),
             "attribute 'kernel_shape' (a list of two ints, [height, width]) is required");
   EXPECT_EQ(ErrorOf([&] {
-              Call("MaxPool2d", {img}, {{"kernel_shape", Is({2})}});
+              Call("MaxPool2d", {img}, {{"kernel_shape", IntsAttr({2})}});
             }),
             "attribute 'kernel_shape' must hold two values [height, width] (got 1)");
   EXPECT_EQ(ErrorOf([&] {
-              Call("Unsqueeze", {x}, {{"dim", I(int64_t{1} << 40)}});
+              Call("Unsqueeze", {x}, {{"dim", IntAttr(int64_t{1} << 40)}});
             }),
             "attribute 'dim' = 1099511627776 is out of range");
   EXPECT_EQ(ErrorOf([&] {
-              Call("Permute", {x}, {{"perm", Is({0, int64_t{1} << 33})}});
+              Call("Permute", {x}, {{"perm", IntsAttr({0, int64_t{1} << 33})}});
             }),
             "attribute 'perm' holds 8589934592, which is out of range");
   EXPECT_EQ(ErrorOf([&] {
-              Call("ToLayout", {img}, {{"layout", S("CHWN")}});
+              Call("ToLayout", {img}, {{"layout", StringAttr("CHWN")}});
             }),
             "attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"CHWN\")");
   EXPECT_EQ(ErrorOf([&] {
-              Call("Slice", {x}, {{"dim", I(0)}, {"stop", I(1)}});
+              Call("Slice", {x}, {{"dim", IntAttr(0)}, {"stop", IntAttr(1)}});
             }),
             "attribute 'start' (an int) is required");
 }
