@@ -1,5 +1,6 @@
 #include "server/daemon.h"
 
+#include <grpc/grpc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +37,12 @@ int RunDaemon(const ServerConfig& config) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // One reference to the gRPC library for the life of the process, never given back: the last
+  // grpc_shutdown() (in ~grpc::Server otherwise) joins gRPC's executor threads, and after a
+  // large transfer one of them may sit in tcp_posix's backup poller, which polls in 10 s
+  // steps, so exit took up to 10 s more after the drain. The process exits instead; the OS
+  // reclaims what gRPC holds.
+  grpc_init();
   std::unique_ptr<Server> server;
   try {
     server = std::make_unique<Server>(config);

@@ -33,7 +33,7 @@ void OneModelService::Begin(Call& call) {
   bool draining;
   {
     std::lock_guard guard(calls_mutex_);
-    ++active_calls_;  // End() takes it back, whatever happens from here
+    ++active_calls_;  // Done() takes it back, whatever happens from here
     draining = draining_;
   }
   call.ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
@@ -48,8 +48,27 @@ void OneModelService::Begin(Call& call) {
 void OneModelService::End(const Call& call, const grpc::Status& status) {
   observer_.Finished(static_cast<int>(call.method), call.start, status, call.request_id,
                      call.session_serial);
+}
+
+void OneModelService::Done() {
   std::lock_guard guard(calls_mutex_);
   if (--active_calls_ == 0) idle_.notify_all();
+}
+
+OneModelService::Unary* OneModelService::NewUnaryReactor() {
+  // gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone.
+  class UnaryReactor final : public Unary {
+   public:
+    explicit UnaryReactor(OneModelService& service) : service_(service) {}
+    void OnDone() override {
+      service_.Done();
+      delete this;
+    }
+
+   private:
+    OneModelService& service_;
+  };
+  return new UnaryReactor(*this);
 }
 
 std::shared_ptr<Session> OneModelService::SessionOf(Call& call, const std::string& field) const {
@@ -73,7 +92,7 @@ void OneModelService::CheckOpen(const Session& session) {
 
 template <typename Work>
 OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Work work) {
-  Unary* reactor = ctx->DefaultReactor();
+  Unary* reactor = NewUnaryReactor();
   grpc::Status status;
   Call call{method, ctx};
   try {
@@ -90,7 +109,7 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
 template <typename Work>
 OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
                                                    const std::string& session_field, Work work) {
-  Unary* reactor = ctx->DefaultReactor();
+  Unary* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
   try {
@@ -176,7 +195,7 @@ OneModelService::Unary* OneModelService::KeepAlive(Context* ctx,
 OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
                                                       const v1::CloseSessionRequest* request,
                                                       v1::CloseSessionReply* reply) {
-  Unary* reactor = ctx->DefaultReactor();
+  Unary* reactor = NewUnaryReactor();
   Call call{Method::kCloseSession, ctx};
   try {
     Begin(call);

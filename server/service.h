@@ -94,10 +94,14 @@ class OneModelService final : public v1::OneModel::CallbackService {
     int64_t session_serial = 0;
   };
   // Starts `call`: counts it in flight, reply metadata, request id, then refusal while
-  // draining and authentication (throws RpcError). Every Begin() is paired with one End().
+  // draining and authentication (throws RpcError). Every Begin() is paired with one End(),
+  // when the call finishes, and one Done(), from its reactor's OnDone.
   void Begin(Call& call);
   // Counts and logs a finished call.
   void End(const Call& call, const grpc::Status& status);
+  // gRPC is done with a call (its reply and status have gone, or it broke): the drain stops
+  // waiting for it. Until then a shutdown would cut off a reply still on its way.
+  void Done();
   // The session the call names (throws RpcError NOT_FOUND / INVALID_ARGUMENT).
   std::shared_ptr<Session> SessionOf(Call& call, const std::string& field) const;
   // As SessionOf, or null when the call names no session (it is optional for statistics).
@@ -126,6 +130,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Runs `work(session)` on the strand of the session the call names, then finishes.
   template <typename Work>
   Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
+  // A unary call's reactor that calls Done() when gRPC is done with it.
+  Unary* NewUnaryReactor();
   // Runs `work()` on the calling thread, then finishes.
   template <typename Work>
   Unary* Inline(Method method, Context* ctx, Work work);

@@ -38,6 +38,12 @@ StallWatch::StallWatch(std::chrono::milliseconds timeout, std::function<void()> 
   state_->on_stall = std::move(on_stall);
 }
 
+StallWatch::Guard::Guard(std::shared_ptr<State> state) : state_(std::move(state)) {
+  state_->mutex.lock();
+}
+
+StallWatch::Guard::~Guard() { state_->mutex.unlock(); }
+
 void StallWatch::Waiting() {
   state_->waiting = true;
   state_->since = Clock::now();
@@ -83,7 +89,7 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
       call_{Method::kUploadTensor, ctx},
       watch_(StallTimeout(service), [this] { OnStall(); }),
       reply_(reply) {
-  std::lock_guard guard(watch_.mutex());
+  const StallWatch::Guard guard = watch_.Lock();
   try {
     service_.Begin(call_);
   } catch (...) {
@@ -94,7 +100,7 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
 }
 
 void UploadReactor::OnReadDone(bool ok) {
-  std::lock_guard guard(watch_.mutex());
+  const StallWatch::Guard guard = watch_.Lock();
   if (finished_) return;  // the upload stalled and failed while this read was in flight
   watch_.Moved();
   if (!ok) {  // the client finished sending, or the call broke
@@ -126,7 +132,7 @@ void UploadReactor::OnReadDone(bool ok) {
       return;
     }
     session_->strand().PostAsync([this](Strand::Done done) {
-      std::lock_guard guard(watch_.mutex());
+      const StallWatch::Guard guard = watch_.Lock();
       release_strand_ = std::move(done);
       Start();
     });
@@ -224,7 +230,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
     : service_(service), call_{Method::kDownloadTensor, ctx}, watch_(StallTimeout(service), [this] {
         OnStall();
       }) {
-  std::lock_guard guard(watch_.mutex());
+  const StallWatch::Guard guard = watch_.Lock();
   try {
     service_.Begin(call_);
     session_ = service_.SessionOf(call_, request->session_id());
@@ -233,7 +239,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
     return;
   }
   session_->strand().PostAsync([this, request](Strand::Done done) {
-    std::lock_guard guard(watch_.mutex());
+    const StallWatch::Guard guard = watch_.Lock();
     release_strand_ = std::move(done);
     Start(*request);
   });
@@ -271,7 +277,7 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
 }
 
 void DownloadReactor::OnWriteDone(bool ok) {
-  std::lock_guard guard(watch_.mutex());
+  const StallWatch::Guard guard = watch_.Lock();
   if (finished_) return;  // the download stalled and failed while this write was in flight
   watch_.Moved();
   if (!ok) {
@@ -337,6 +343,7 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
 
 void WatchStatsReactor::OnDone() {
   service_.RemoveWatch(this);
+  service_.Done();
   delete this;
 }
 

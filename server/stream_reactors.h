@@ -25,22 +25,37 @@ namespace onemodel::server {
 
 // Notices a transfer whose client stopped: the transfer reports each wait on its client (a read
 // or a write in flight) and each completion; when one wait lasts `timeout`, `on_stall` runs,
-// once, on a gRPC thread. The transfer's own callbacks and `on_stall` all run under mutex(),
+// once, on a gRPC thread. The transfer's own callbacks and `on_stall` all run under Lock(),
 // so they never overlap. The alarm holds only a weak reference: a transfer may be deleted
 // once it called Stop(), whether or not the alarm has fired.
 class StallWatch {
+  struct State;
+
  public:
   StallWatch(std::chrono::milliseconds timeout, std::function<void()> on_stall);
   StallWatch(const StallWatch&) = delete;
   StallWatch& operator=(const StallWatch&) = delete;
 
+  // Holds the lock around one step of the transfer, and the lock's own memory with it: a step
+  // that finishes the transfer may see gRPC delete the transfer (OnDone, on another thread)
+  // before the step returns, so the lock must not live in the transfer alone.
+  class Guard {
+   public:
+    explicit Guard(std::shared_ptr<State> state);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    std::shared_ptr<State> state_;
+  };
   // The lock around every step of the transfer; on_stall runs with it held.
-  std::mutex& mutex() { return state_->mutex; }
-  // With mutex() held: the transfer now waits on its client (the first call arms the watch).
+  [[nodiscard]] Guard Lock() const { return Guard(state_); }
+  // Under Lock(): the transfer now waits on its client (the first call arms the watch).
   void Waiting();
-  // With mutex() held: the client did its part (a chunk arrived or was accepted).
+  // Under Lock(): the client did its part (a chunk arrived or was accepted).
   void Moved() { state_->waiting = false; }
-  // With mutex() held: the transfer is over; on_stall never runs after this.
+  // Under Lock(): the transfer is over; on_stall never runs after this.
   void Stop();
   // "1.5 s": the timeout, for messages.
   std::string timeout_text() const;
@@ -65,7 +80,10 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
  public:
   UploadReactor(OneModelService& service, grpc::CallbackServerContext* ctx, v1::TensorInfo* reply);
   void OnReadDone(bool ok) override;
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    service_.Done();
+    delete this;
+  }
 
  private:
   // The header arrived: find the session, validate, allocate (on the strand).
@@ -103,7 +121,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   DownloadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
                   const v1::DownloadTensorRequest* request);
   void OnWriteDone(bool ok) override;
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    service_.Done();
+    delete this;
+  }
 
  private:
   // On the strand: find the tensor, make it row-major if needed, write the header.

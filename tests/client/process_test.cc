@@ -1,7 +1,11 @@
 // The onemodeld process: ready file, signals, exit status, instances.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "client/lib/client.h"
 #include "tests/client/server_test.h"
@@ -41,37 +45,66 @@ TEST(ProcessTest, SigintExitsZero) {
   EXPECT_TRUE(exit.ok()) << exit.Describe();
 }
 
-TEST(ProcessTest, ShutdownLetsAnInFlightTransferFinish) {
+// Each call counts as in flight until gRPC is done with it (its reactor's OnDone), not when
+// the handler finishes: a download's last chunks and status may still be on their way then, and
+// a shutdown that cancelled the remaining calls at that moment cut them off (UNAVAILABLE
+// "Cancelling all calls"; 5 runs in 32 before the fix). Several downloads that end together
+// make that window likely. The process then exits at once: gRPC's own teardown could wait
+// 10 s more in its TCP backup poller after large transfers (about 1 run in 10 before).
+TEST(ProcessTest, ShutdownLetsInFlightTransfersFinish) {
 #ifdef __SANITIZE_THREAD__
   // 64 MiB through gRPC takes over ten minutes under TSan: every chunk gRPC copies raises a
   // race report that tests/tsan.supp then suppresses (gdb shows the time in TSan's report
   // code). The other presets run it (2.4 s).
   GTEST_SKIP() << "64 MiB through uninstrumented gRPC is too slow under ThreadSanitizer";
 #endif
+  constexpr int kDownloads = 4;
+  const int64_t count = int64_t{4} << 20;  // 16 MiB of floats each, 64 MiB in all
   ServerProcess server;
   client::Client client(server.grpc_address());
-  Session session = client.CreateSession();
-  const int64_t count = int64_t{16} << 20;  // 64 MiB of floats
-  const client::TensorHandle big =
-      session.Upload(client::TensorData::From<float>(std::vector<float>(count, 2.0f), {count}));
-  session.Detach();  // the server is gone when the test ends
+  std::vector<Session> sessions;
+  std::vector<client::TensorHandle> tensors;
+  for (int i = 0; i < kDownloads; ++i) {
+    sessions.push_back(client.CreateSession());
+    tensors.push_back(sessions.back().Upload(
+        client::TensorData::From<float>(std::vector<float>(count, float(i)), {count})));
+    sessions.back().Detach();  // the server is gone when the test ends
+  }
+  std::mutex mutex;
   std::thread stopper;
+  std::chrono::steady_clock::duration stop_time{};
   const auto stop_a_quarter_through = [&](int64_t done, int64_t total) {
+    std::lock_guard guard(mutex);
     if (!stopper.joinable() && done * 4 >= total) {
-      stopper = std::thread([&] { EXPECT_TRUE(server.Stop().ok()); });
+      stopper = std::thread([&] {
+        const auto start = std::chrono::steady_clock::now();
+        EXPECT_TRUE(server.Stop().ok());
+        stop_time = std::chrono::steady_clock::now() - start;
+      });
     }
   };
-  std::string error;
-  int64_t received = 0;
-  try {
-    received = static_cast<int64_t>(session.Download(big, stop_a_quarter_through).bytes.size());
-  } catch (const client::Error& e) {
-    error = e.what();
+  std::vector<std::string> errors(kDownloads);
+  std::vector<int64_t> received(kDownloads, 0);
+  std::vector<std::thread> downloads;
+  for (int i = 0; i < kDownloads; ++i) {
+    downloads.emplace_back([&, i] {
+      try {
+        received[i] = static_cast<int64_t>(
+            sessions[i].Download(tensors[i], stop_a_quarter_through).bytes.size());
+      } catch (const client::Error& e) {
+        errors[i] = e.what();
+      }
+    });
   }
+  for (std::thread& t : downloads) t.join();
   ASSERT_TRUE(stopper.joinable());
   stopper.join();
-  EXPECT_EQ(error, "");
-  EXPECT_EQ(received, count * 4);
+  for (int i = 0; i < kDownloads; ++i) {
+    EXPECT_EQ(errors[i], "") << "download " << i;
+    EXPECT_EQ(received[i], count * 4) << "download " << i;
+  }
+  // The drain ends with the downloads (about 0.1 s); well under the 10 s of gRPC's poller.
+  EXPECT_LT(stop_time, std::chrono::seconds(6));
 }
 
 TEST(ProcessTest, ASessionOfAnotherInstanceIsNotFound) {

@@ -41,7 +41,7 @@ class StreamingTest : public ServerTest {};
 
 TEST_F(StreamingTest, TensorAbove64MiBRoundTripsByteExact) {
 #ifdef __SANITIZE_THREAD__
-  // As ProcessTest.ShutdownLetsAnInFlightTransferFinish: over ten minutes under TSan, where
+  // As ProcessTest.ShutdownLetsInFlightTransfersFinish: over ten minutes under TSan, where
   // every chunk gRPC copies raises a (suppressed) race report. The other presets run it.
   GTEST_SKIP() << "64 MiB through uninstrumented gRPC is too slow under ThreadSanitizer";
 #endif
