@@ -39,13 +39,7 @@ struct ServerConfig {
   double drain_seconds = 30;  // how long SIGTERM waits for in-flight requests
   // How long a streamed transfer may wait on its client (no chunk received or accepted)
   // before it is cancelled and lets its session go.
-#ifdef __SANITIZE_THREAD__
-  // Under ThreadSanitizer every chunk through Debian's uninstrumented gRPC raises suppressed
-  // race reports, and one 4 MiB chunk can take over 30 s: only test builds use this default.
-  double stream_idle_timeout_seconds = 600;
-#else
   double stream_idle_timeout_seconds = 30;
-#endif
 };
 
 // Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for

@@ -52,12 +52,6 @@ TEST(ProcessTest, SigintExitsZero) {
 // make that window likely. The process then exits at once: gRPC's own teardown could wait
 // 10 s more in its TCP backup poller after large transfers (about 1 run in 10 before).
 TEST(ProcessTest, ShutdownLetsInFlightTransfersFinish) {
-#ifdef __SANITIZE_THREAD__
-  // 64 MiB through gRPC takes over ten minutes under TSan: every chunk gRPC copies raises a
-  // race report that tests/tsan.supp then suppresses (gdb shows the time in TSan's report
-  // code). The other presets run it (2.4 s).
-  GTEST_SKIP() << "64 MiB through uninstrumented gRPC is too slow under ThreadSanitizer";
-#endif
   constexpr int kDownloads = 4;
   const int64_t count = int64_t{4} << 20;  // 16 MiB of floats each, 64 MiB in all
   ServerProcess server;

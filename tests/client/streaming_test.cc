@@ -40,11 +40,6 @@ struct ProgressLog {
 class StreamingTest : public ServerTest {};
 
 TEST_F(StreamingTest, TensorAbove64MiBRoundTripsByteExact) {
-#ifdef __SANITIZE_THREAD__
-  // As ProcessTest.ShutdownLetsInFlightTransfersFinish: over ten minutes under TSan, where
-  // every chunk gRPC copies raises a (suppressed) race report. The other presets run it.
-  GTEST_SKIP() << "64 MiB through uninstrumented gRPC is too slow under ThreadSanitizer";
-#endif
   Session session = NewSession();
   const int64_t count = (int64_t{64} << 20) / 4 + 1024;  // 64 MiB + 4 KiB
   const TensorData data = Pattern(count);

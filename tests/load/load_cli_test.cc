@@ -2,8 +2,6 @@
 // JSON report checked field by field, JSON on stdout, and the exit codes of a failed --check,
 // a usage error and an unreachable server.
 #include <gmock/gmock.h>
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,30 +10,16 @@
 
 #include "tests/client/command.h"
 #include "tests/client/server_test.h"
+#include "tests/common/parse_json.h"
 
 namespace onemodel::testing {
 namespace {
 
-using google::protobuf::Value;
+using nlohmann::json;
 using ::testing::HasSubstr;
 
-// `text` parsed as JSON; fails the test when it is not.
-Value ParseJson(const std::string& text) {
-  Value value;
-  const auto status = google::protobuf::util::JsonStringToMessage(text, &value);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << text;
-  return value;
-}
-
-// The member `key` of the object `value` (fails the test when missing).
-const Value& At(const Value& value, const std::string& key) {
-  const auto& fields = value.struct_value().fields();
-  EXPECT_TRUE(fields.contains(key)) << "no '" << key << "'";
-  static const Value kMissing;
-  return fields.contains(key) ? fields.at(key) : kMissing;
-}
-
-double Number(const Value& value, const std::string& key) { return At(value, key).number_value(); }
+// The number `key` of the object `value` (a missing key fails the test with json's message).
+double Number(const json& value, const std::string& key) { return value.at(key).get<double>(); }
 
 // Runs onemodel-load against `address` with `args`.
 CommandResult Load(const std::string& address, std::vector<std::string> args) {
@@ -60,44 +44,44 @@ TEST_F(LoadCliTest, FourSessionsForTwoSecondsReportEveryField) {
   std::stringstream text;
   text << file.rdbuf();
   std::filesystem::remove(json_path);
-  const Value root = ParseJson(text.str());
+  const json root = ParseJson(text.str());
 
-  EXPECT_EQ(Number(At(root, "config"), "sessions"), 4);
-  EXPECT_EQ(Number(At(root, "config"), "width"), 32);
-  EXPECT_EQ(At(At(root, "config"), "step").string_value(), "mlp");
+  EXPECT_EQ(Number(root.at("config"), "sessions"), 4);
+  EXPECT_EQ(Number(root.at("config"), "width"), 32);
+  EXPECT_EQ(root.at("config").at("step").get<std::string>(), "mlp");
   EXPECT_GE(Number(root, "seconds"), 2.0);
-  EXPECT_GE(Number(At(root, "warmup"), "seconds"), 1.0);
+  EXPECT_GE(Number(root.at("warmup"), "seconds"), 1.0);
   const double requests = Number(root, "requests");
   EXPECT_GT(requests, 0);
   EXPECT_EQ(requests, 2 * Number(root, "steps"));
   EXPECT_NEAR(Number(root, "requests_per_s"), requests / Number(root, "seconds"), 1e-3 * requests);
-  const Value& latency = At(root, "latency_us");
+  const json& latency = root.at("latency_us");
   EXPECT_GT(Number(latency, "p50"), 0);
   EXPECT_LE(Number(latency, "p50"), Number(latency, "p90"));
   EXPECT_LE(Number(latency, "p90"), Number(latency, "p99"));
   EXPECT_LE(Number(latency, "p99"), Number(latency, "p99_9"));
   EXPECT_LE(Number(latency, "p99_9"), Number(latency, "max"));
-  EXPECT_EQ(Number(At(root, "errors"), "total"), 0);
+  EXPECT_EQ(Number(root.at("errors"), "total"), 0);
 
-  const Value& server_stats = At(root, "server");
+  const json& server_stats = root.at("server");
   for (const char* moment : {"before", "after_warmup", "end", "after_close"}) {
-    EXPECT_TRUE(At(At(server_stats, moment), "ok").bool_value()) << moment;
+    EXPECT_TRUE(server_stats.at(moment).at("ok").get<bool>()) << moment;
   }
-  const Value& end = At(server_stats, "end");
-  EXPECT_EQ(Number(At(end, "pool"), "sessions_open"), 4);
-  ASSERT_EQ(At(end, "sessions").list_value().values_size(), 4);
-  for (const Value& session : At(end, "sessions").list_value().values()) {
+  const json& end = server_stats.at("end");
+  EXPECT_EQ(Number(end.at("pool"), "sessions_open"), 4);
+  ASSERT_EQ(end.at("sessions").size(), 4);
+  for (const json& session : end.at("sessions")) {
     EXPECT_GT(Number(session, "arena_chunks"), 0);
     EXPECT_GT(Number(session, "arena_resets"), 0);
     EXPECT_EQ(Number(session, "pool_buffers"), 4);  // x, w1, b1, w2
   }
-  EXPECT_EQ(Number(At(At(server_stats, "after_close"), "pool"), "sessions_open"), 0);
-  const Value& flatness = At(root, "flatness");
-  EXPECT_TRUE(At(flatness, "known").bool_value());
+  EXPECT_EQ(Number(server_stats.at("after_close").at("pool"), "sessions_open"), 0);
+  const json& flatness = root.at("flatness");
+  EXPECT_TRUE(flatness.at("known").get<bool>());
   EXPECT_EQ(Number(flatness, "rented_bytes_delta"), 0);
   EXPECT_EQ(Number(flatness, "arena_growth_events"), 0);
   EXPECT_GT(Number(flatness, "arena_allocations"), 0);
-  EXPECT_TRUE(At(At(root, "check"), "passed").bool_value());
+  EXPECT_TRUE(root.at("check").at("passed").get<bool>());
 }
 
 TEST_F(LoadCliTest, JsonOnStdoutMovesTheTableToStderr) {
@@ -105,9 +89,9 @@ TEST_F(LoadCliTest, JsonOnStdoutMovesTheTableToStderr) {
       server().grpc_address(),
       {"--step", "chain", "--sessions", "2", "--requests", "20", "--warmup", "0.2", "--json", "-"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const Value root = ParseJson(result.out);
+  const json root = ParseJson(result.out);
   EXPECT_EQ(Number(root, "requests"), 20);
-  EXPECT_EQ(Number(At(root, "config"), "requests_per_step"), 1);
+  EXPECT_EQ(Number(root.at("config"), "requests_per_step"), 1);
   EXPECT_THAT(result.err, HasSubstr("step chain (size 4096, 8 operations"));
 }
 
@@ -127,10 +111,10 @@ TEST(LoadCliExitTest, FailedRequestsFailTheCheckWithExitOne) {
       Load(server.grpc_address(),
            {"--sessions", "2", "--duration", "0.5", "--warmup", "0.2", "--check", "--json", "-"});
   EXPECT_EQ(result.exit_code, 1) << result.err;
-  const Value root = ParseJson(result.out);
-  EXPECT_GT(Number(At(At(root, "errors"), "by_code"), "RESOURCE_EXHAUSTED"), 0);
+  const json root = ParseJson(result.out);
+  EXPECT_GT(Number(root.at("errors").at("by_code"), "RESOURCE_EXHAUSTED"), 0);
   EXPECT_EQ(Number(root, "steps"), 0);
-  EXPECT_FALSE(At(At(root, "check"), "passed").bool_value());
+  EXPECT_FALSE(root.at("check").at("passed").get<bool>());
   EXPECT_THAT(result.err, HasSubstr("check: FAILED\n  - "));
   EXPECT_THAT(result.err, HasSubstr("requests failed (RESOURCE_EXHAUSTED"));
 }

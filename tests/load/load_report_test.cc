@@ -2,102 +2,85 @@
 #include "client/load/load_report.h"
 
 #include <gmock/gmock.h>
-#include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include "client/load/load_progress.h"
+#include "tests/common/parse_json.h"
 #include "tests/load/sample_result.h"
 
 namespace onemodel::load {
 namespace {
 
-using google::protobuf::Struct;
-using google::protobuf::Value;
+using nlohmann::json;
+using onemodel::testing::ParseJson;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// The JSON report of `result`, parsed; fails the test when it is not valid JSON.
-Struct ParsedJson(const LoadResult& result) {
-  Struct json;
-  const auto status = google::protobuf::util::JsonStringToMessage(FormatJson(result), &json);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << FormatJson(result);
-  return json;
-}
-
-// The member `key` of the object `value`.
-const Value& At(const Value& value, const std::string& key) {
-  return value.struct_value().fields().at(key);
-}
-
 TEST(LoadReportTest, JsonCarriesTheMeasuredNumbers) {
-  Value root;
-  *root.mutable_struct_value() = ParsedJson(SampleResult());
-  EXPECT_EQ(At(root, "tool").string_value(), "onemodel-load");
-  EXPECT_EQ(At(root, "requests").number_value(), 100);
-  EXPECT_EQ(At(root, "requests_per_s").number_value(), 20);
-  EXPECT_EQ(At(root, "steps").number_value(), 49);
-  EXPECT_NEAR(At(root, "steps_per_s").number_value(), 9.8, 1e-9);
-  EXPECT_EQ(At(root, "seconds").number_value(), 5);
-  const Value& latency = At(root, "latency_us");
-  EXPECT_NEAR(At(latency, "p50").number_value(), 500, 500 / 64.0);
-  EXPECT_NEAR(At(latency, "p99").number_value(), 990, 990 / 64.0);
-  EXPECT_EQ(At(latency, "p99_9").number_value(), 1000);
-  EXPECT_EQ(At(latency, "max").number_value(), 1000);
-  EXPECT_EQ(At(latency, "min").number_value(), 10);
-  EXPECT_EQ(At(latency, "mean").number_value(), 505);
-  EXPECT_EQ(At(At(root, "errors"), "total").number_value(), 1);
-  EXPECT_EQ(At(At(At(root, "errors"), "by_code"), "UNAVAILABLE").number_value(), 1);
-  EXPECT_EQ(At(At(root, "warmup"), "requests").number_value(), 20);
-  EXPECT_EQ(At(At(root, "warmup"), "errors").number_value(), 0);
+  const json root = ParseJson(FormatJson(SampleResult()));
+  EXPECT_EQ(root.at("tool").get<std::string>(), "onemodel-load");
+  EXPECT_EQ(root.at("requests").get<double>(), 100);
+  EXPECT_EQ(root.at("requests_per_s").get<double>(), 20);
+  EXPECT_EQ(root.at("steps").get<double>(), 49);
+  EXPECT_NEAR(root.at("steps_per_s").get<double>(), 9.8, 1e-9);
+  EXPECT_EQ(root.at("seconds").get<double>(), 5);
+  const json& latency = root.at("latency_us");
+  EXPECT_NEAR(latency.at("p50").get<double>(), 500, 500 / 64.0);
+  EXPECT_NEAR(latency.at("p99").get<double>(), 990, 990 / 64.0);
+  EXPECT_EQ(latency.at("p99_9").get<double>(), 1000);
+  EXPECT_EQ(latency.at("max").get<double>(), 1000);
+  EXPECT_EQ(latency.at("min").get<double>(), 10);
+  EXPECT_EQ(latency.at("mean").get<double>(), 505);
+  EXPECT_EQ(root.at("errors").at("total").get<double>(), 1);
+  EXPECT_EQ(root.at("errors").at("by_code").at("UNAVAILABLE").get<double>(), 1);
+  EXPECT_EQ(root.at("warmup").at("requests").get<double>(), 20);
+  EXPECT_EQ(root.at("warmup").at("errors").get<double>(), 0);
 }
 
 TEST(LoadReportTest, JsonDescribesTheConfiguration) {
-  Value root;
-  *root.mutable_struct_value() = ParsedJson(SampleResult());
-  const Value& config = At(root, "config");
-  EXPECT_EQ(At(config, "sessions").number_value(), 2);
-  EXPECT_EQ(At(config, "step").string_value(), "mlp");
-  EXPECT_EQ(At(config, "batch").number_value(), 32);
-  EXPECT_EQ(At(config, "width").number_value(), 128);
-  EXPECT_EQ(At(config, "requests_per_step").number_value(), 2);
-  EXPECT_TRUE(At(config, "requests").has_null_value());
-  EXPECT_EQ(At(config, "duration_s").number_value(), 5);
-  EXPECT_EQ(At(config, "kernels").string_value(), "default");
+  const json root = ParseJson(FormatJson(SampleResult()));
+  const json& config = root.at("config");
+  EXPECT_EQ(config.at("sessions").get<double>(), 2);
+  EXPECT_EQ(config.at("step").get<std::string>(), "mlp");
+  EXPECT_EQ(config.at("batch").get<double>(), 32);
+  EXPECT_EQ(config.at("width").get<double>(), 128);
+  EXPECT_EQ(config.at("requests_per_step").get<double>(), 2);
+  EXPECT_TRUE(config.at("requests").is_null());
+  EXPECT_EQ(config.at("duration_s").get<double>(), 5);
+  EXPECT_EQ(config.at("kernels").get<std::string>(), "default");
 
   LoadResult chain = SampleResult();
   chain.options.step = StepKind::kChain;
   chain.options.requests = 500;
-  *root.mutable_struct_value() = ParsedJson(chain);
-  EXPECT_EQ(At(At(root, "config"), "chain_length").number_value(), 8);
-  EXPECT_EQ(At(At(root, "config"), "requests").number_value(), 500);
-  EXPECT_TRUE(At(At(root, "config"), "duration_s").has_null_value());
-  EXPECT_FALSE(At(root, "config").struct_value().fields().contains("batch"));
+  const json chain_config = ParseJson(FormatJson(chain)).at("config");
+  EXPECT_EQ(chain_config.at("chain_length").get<double>(), 8);
+  EXPECT_EQ(chain_config.at("requests").get<double>(), 500);
+  EXPECT_TRUE(chain_config.at("duration_s").is_null());
+  EXPECT_FALSE(chain_config.contains("batch"));
 }
 
 TEST(LoadReportTest, JsonCarriesServerSamplesFlatnessAndCheck) {
   LoadResult result = SampleResult();
   result.end.sessions[1].arena_growth_events += 2;
   result.after_close = UnreadableSample("Stats failed: \"UNAVAILABLE\"");
-  Value root;
-  *root.mutable_struct_value() = ParsedJson(result);
-  const Value& server = At(root, "server");
-  EXPECT_EQ(At(At(At(server, "after_warmup"), "pool"), "rented_bytes").number_value(), 2 << 20);
-  const auto& sessions = At(At(server, "end"), "sessions").list_value().values();
+  const json root = ParseJson(FormatJson(result));
+  const json& server = root.at("server");
+  EXPECT_EQ(server.at("after_warmup").at("pool").at("rented_bytes").get<double>(), 2 << 20);
+  const auto& sessions = server.at("end").at("sessions");
   ASSERT_EQ(sessions.size(), 2);
-  EXPECT_EQ(At(sessions[1], "arena_growth_events").number_value(), 22);
-  EXPECT_EQ(At(sessions[0], "handles").number_value(), 13);
-  EXPECT_FALSE(At(At(server, "after_close"), "ok").bool_value());
-  EXPECT_EQ(At(At(server, "after_close"), "error").string_value(), "Stats failed: \"UNAVAILABLE\"");
-  const Value& flatness = At(root, "flatness");
-  EXPECT_TRUE(At(flatness, "known").bool_value());
-  EXPECT_EQ(At(flatness, "rented_bytes_delta").number_value(), 0);
-  EXPECT_EQ(At(flatness, "arena_growth_events").number_value(), 2);
-  EXPECT_EQ(At(flatness, "arena_allocations").number_value(), 750);
-  const Value& check = At(root, "check");
-  EXPECT_TRUE(At(check, "enabled").bool_value());
-  EXPECT_FALSE(At(check, "passed").bool_value());
-  EXPECT_EQ(At(check, "failures").list_value().values_size(), 2);  // the error, the growth
+  EXPECT_EQ(sessions[1].at("arena_growth_events").get<double>(), 22);
+  EXPECT_EQ(sessions[0].at("handles").get<double>(), 13);
+  EXPECT_FALSE(server.at("after_close").at("ok").get<bool>());
+  EXPECT_EQ(server.at("after_close").at("error").get<std::string>(), "Stats failed: \"UNAVAILABLE\"");
+  const json& flatness = root.at("flatness");
+  EXPECT_TRUE(flatness.at("known").get<bool>());
+  EXPECT_EQ(flatness.at("rented_bytes_delta").get<double>(), 0);
+  EXPECT_EQ(flatness.at("arena_growth_events").get<double>(), 2);
+  EXPECT_EQ(flatness.at("arena_allocations").get<double>(), 750);
+  const json& check = root.at("check");
+  EXPECT_TRUE(check.at("enabled").get<bool>());
+  EXPECT_FALSE(check.at("passed").get<bool>());
+  EXPECT_EQ(check.at("failures").size(), 2);  // the error, the growth
 }
 
 TEST(LoadReportTest, TableSummarizesThroughputLatencyMemoryAndCheck) {
