@@ -23,16 +23,22 @@ if(NOT result EQUAL 0)
 endif()
 
 set(script "")
+# One list item per line (a ';' in a printed parameter would split a line in two).
+string(REPLACE ";" "," listing "${listing}")
 string(REPLACE "\n" ";" lines "${listing}")
 foreach(line IN LISTS lines)
   # Suite lines start in column 0 and end with '.', optionally followed by "  # TypeParam = ...";
-  # test lines are indented.
+  # test lines are indented. gtest_main's banner is the only other unindented line: anything
+  # else would be a suite this pattern does not know, whose tests would silently never run.
   if(line MATCHES "^([A-Za-z0-9_/]+)\\.( |$)")
     set(suite "${CMAKE_MATCH_1}")
     set(name "${TEST_TARGET}.${suite}")
     string(APPEND script
       "add_test([==[${name}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==])\n"
       "set_tests_properties([==[${name}]==] PROPERTIES TIMEOUT ${TEST_TIMEOUT})\n")
+  elseif(NOT line MATCHES "^( |$|Running main\\(\\) from )")
+    message(FATAL_ERROR "${TEST_EXECUTABLE} --gtest_list_tests printed a line that is not a "
+                        "test suite this script can register: '${line}'")
   endif()
 endforeach()
 if(script STREQUAL "")
