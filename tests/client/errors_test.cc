@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include "tests/client/server_test.h"
 
@@ -292,11 +291,8 @@ TEST(LimitsTest, IdleSessionsExpire) {
     Session session = client.CreateSession({.idle_timeout_ms = 2000});
     session.Put<float>(std::vector<float>(100), {100});
     const int64_t expired_before = client.Stats().sessions().expired();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (client.Stats().sessions().expired() == expired_before &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    Eventually([&] { return client.Stats().sessions().expired() != expired_before; },
+               std::chrono::seconds(30));
     const v1::Stats stats = client.Stats();
     EXPECT_EQ(stats.sessions().expired() - expired_before, 1);
     EXPECT_EQ(stats.sessions().leaked_buffers_reclaimed(), 1);

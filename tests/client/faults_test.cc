@@ -28,16 +28,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kLongRunOperations = 200;
 constexpr int kN = 512;  // the long run multiplies kN x kN matrices
 
-// Polls `condition` every 20 ms for up to 60 s; true once it holds.
-bool Eventually(const std::function<bool()>& condition) {
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
 // kLongRunOperations products a x a with the reference kernels: seconds of work in any build.
 v1::RunRequest LongRun(const Session& session, const TensorHandle& a) {
   RunBuilder run;

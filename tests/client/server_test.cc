@@ -7,6 +7,7 @@
 
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace onemodel::testing {
 
@@ -55,6 +56,15 @@ client::Session ServerTest::NewSession(v1::KernelChoice kernels) {
   }
   return ::testing::AssertionFailure()
          << "expected " << client::StatusCodeName(code) << ", but the call succeeded";
+}
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo, float hi) {

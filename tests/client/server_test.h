@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -48,6 +49,10 @@ class ServerTest : public ::testing::Test {
 // `parts`; otherwise a failure saying what happened instead.
 ::testing::AssertionResult FailsWith(const std::function<void()>& call, grpc::StatusCode code,
                                      const std::vector<std::string>& parts = {});
+
+// Polls `condition` every 20 ms for up to `timeout`; true once it holds, false if it never did.
+bool Eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 // `count` floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo = -2.0f, float hi = 2.0f);

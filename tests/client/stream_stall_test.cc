@@ -84,11 +84,8 @@ TEST_F(StreamStallTest, AStalledUploadIsCancelledAndLetsTheSessionGo) {
   const auto stalled = Clock::now();  // from here the client sends nothing, and keeps the stream
   // The upload holds the session from the moment the server starts it (it rents the announced
   // 4 MiB then); a Run sent before that would simply go first.
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (RentedBytes() < rented + (int64_t{4} << 20) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_GE(RentedBytes(), rented + (int64_t{4} << 20)) << "the server never started the upload";
+  ASSERT_TRUE(Eventually([&] { return RentedBytes() >= rented + (int64_t{4} << 20); }))
+      << "the server never started the upload";
 
   ASSERT_NO_FATAL_FAILURE(
       ExpectTheSessionGoesOn(session, x, stalled, "stalled_upload_released_ms"));

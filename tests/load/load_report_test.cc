@@ -71,7 +71,8 @@ TEST(LoadReportTest, JsonCarriesServerSamplesFlatnessAndCheck) {
   EXPECT_EQ(sessions[1].at("arena_growth_events").get<double>(), 22);
   EXPECT_EQ(sessions[0].at("handles").get<double>(), 13);
   EXPECT_FALSE(server.at("after_close").at("ok").get<bool>());
-  EXPECT_EQ(server.at("after_close").at("error").get<std::string>(), "Stats failed: \"UNAVAILABLE\"");
+  EXPECT_EQ(server.at("after_close").at("error").get<std::string>(),
+            "Stats failed: \"UNAVAILABLE\"");
   const json& flatness = root.at("flatness");
   EXPECT_TRUE(flatness.at("known").get<bool>());
   EXPECT_EQ(flatness.at("rented_bytes_delta").get<double>(), 0);
