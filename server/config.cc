@@ -100,6 +100,14 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
              "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
              "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on")
       ->check(CLI::PositiveNumber);
+  AddSize(app, "stream-min-bytes-per-second", &c->stream_min_bytes_per_second,
+          "slowest rate an UploadTensor/DownloadTensor client may move data at, measured over "
+          "--stream-idle-timeout of waiting on it; slower ones are cancelled; 0: no minimum")
+      ->check(CLI::NonNegativeNumber);
+  AddSize(app, "max-upload-bytes-in-flight", &c->max_upload_bytes_in_flight,
+          "bytes all UploadTensor calls in flight may reserve for their announced sizes; 0 "
+          "means half of --memory-limit")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,6 +148,11 @@ int64_t EffectiveMemoryLimit(const ServerConfig& c) {
   const int64_t pages = sysconf(_SC_PHYS_PAGES);
   const int64_t page = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? pages / 10 * 8 * page : int64_t{8} << 30;
+}
+
+int64_t EffectiveUploadLimit(const ServerConfig& c) {
+  return c.max_upload_bytes_in_flight > 0 ? c.max_upload_bytes_in_flight
+                                          : EffectiveMemoryLimit(c) / 2;
 }
 
 }  // namespace onemodel::server

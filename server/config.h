@@ -40,6 +40,11 @@ struct ServerConfig {
   // How long a streamed transfer may wait on its client (no chunk received or accepted)
   // before it is cancelled and lets its session go.
   double stream_idle_timeout_seconds = 30;
+  // A streamed transfer that moves less than this per second over stream_idle_timeout_seconds
+  // of waiting on its client (a trickle) is cancelled too; 0: no minimum.
+  int64_t stream_min_bytes_per_second = int64_t{64} << 10;
+  // Bytes all uploads in flight may reserve at their headers; 0: half of the memory ceiling.
+  int64_t max_upload_bytes_in_flight = 0;
 };
 
 // Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for
@@ -48,5 +53,7 @@ int ParseConfig(int argc, char** argv, ServerConfig* config);
 
 // The ceiling actually enforced: memory_limit_bytes, or 80% of physical memory when it is 0.
 int64_t EffectiveMemoryLimit(const ServerConfig& config);
+// The uploads' limit actually enforced: max_upload_bytes_in_flight, or half the ceiling.
+int64_t EffectiveUploadLimit(const ServerConfig& config);
 
 }  // namespace onemodel::server

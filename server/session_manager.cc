@@ -47,6 +47,8 @@ SessionManager::SessionManager(const ServerConfig& config, BufferPool& pool, Wor
       workers_(workers),
       on_end_(std::move(on_end)),
       server_budget_("server memory ceiling (--memory-limit)", EffectiveMemoryLimit(config)),
+      upload_budget_("uploads in flight (--max-upload-bytes-in-flight)",
+                     EffectiveUploadLimit(config)),
       reaper_([this] { ReapLoop(); }) {}
 
 SessionManager::~SessionManager() {

@@ -66,6 +66,8 @@ class SessionManager {
 
   ServerSnapshot Snapshot() const;
   MemoryBudget& server_budget() { return server_budget_; }
+  // What uploads in flight reserve at their headers (--max-upload-bytes-in-flight).
+  MemoryBudget& upload_budget() { return upload_budget_; }
 
  private:
   // Removes `session` from the map and posts its close; throws RpcError NOT_FOUND when it
@@ -79,6 +81,7 @@ class SessionManager {
   WorkerPool& workers_;
   EndListener on_end_;
   MemoryBudget server_budget_;
+  MemoryBudget upload_budget_;
 
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;

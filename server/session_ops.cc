@@ -61,8 +61,7 @@ bool OwnsBuffer(const Tensor& t, std::span<const Tensor> others) {
 void DisposeUnnamed(Session& session, std::span<const Tensor> results,
                     const std::vector<bool>& owns) {
   for (size_t i = 0; i < results.size(); ++i) {
-    Tensor t = results[i];
-    if (owns[i] && t.buffer()->owner() == &session.ledger() && !t.IsStale()) t.Dispose();
+    if (owns[i]) DisposeIfOwned(session, results[i]);
   }
 }
 
@@ -81,6 +80,15 @@ Placement PlacementOf(v1::Placement placement, Placement fallback) {
   }
   throw InvalidArgument("placement " + std::to_string(placement) +
                         " is not defined; use PLACEMENT_POOL (1) or PLACEMENT_ARENA (2)");
+}
+
+void DisposeIfOwned(Session& session, Tensor t) {
+  if (t.is_null() || t.IsStale()) return;
+  if (t.buffer()->owner() == &session.ledger()) {
+    t.Dispose();
+  } else if (t.buffer()->owner() == &session.arena()) {
+    session.arena().Free(t.buffer());
+  }
 }
 
 Allocator& UploadAllocator(Session& session, Placement placement, const std::string& target) {
@@ -116,7 +124,7 @@ void StoreTensor(Session& session, Tensor value, Placement placement, bool requi
     const std::string handle = session.handles().Add(value, placement, /*owns_buffer=*/true);
     FillTensorInfo(handle, session.handles().Find(handle), reply);
   } catch (...) {
-    if (value.buffer()->owner() == &session.ledger() && !value.IsStale()) value.Dispose();
+    DisposeIfOwned(session, value);
     throw;
   }
 }

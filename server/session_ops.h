@@ -25,6 +25,11 @@ Placement PlacementOf(v1::Placement placement, Placement fallback);
 // in-place write into `target`).
 Allocator& UploadAllocator(Session& session, Placement placement, const std::string& target);
 
+// Gives `t`'s memory back when this session's pool or arena holds it and it is still live: for
+// a tensor no handle names (a failed upload or run). An arena tensor's slice is reused at once
+// when nothing allocated after it is live (Arena::Free); a tensor of anyone else is untouched.
+void DisposeIfOwned(Session& session, Tensor t);
+
 // Keeps `value` (from UploadAllocator) as a new handle, or writes it into `target` in place
 // (same type and shape; no recording; the target's version increases) and frees it. Fills
 // `reply` with the resulting handle's description.

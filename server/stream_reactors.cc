@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/common/exceptions.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/status_mapping.h"
@@ -20,6 +21,14 @@ std::chrono::milliseconds StallTimeout(const OneModelService& service) {
       std::chrono::duration<double>(service.config().stream_idle_timeout_seconds));
 }
 
+// "1.5 s": a duration, for messages.
+std::string Seconds(std::chrono::steady_clock::duration d) {
+  const double seconds = std::chrono::duration<double>(d).count();
+  char text[32];
+  std::snprintf(text, sizeof text, seconds < 100 ? "%.3g s" : "%.0f s", seconds);
+  return text;
+}
+
 // A transfer's end: counts the request and lets the next task of the session's strand run
 // (when the transfer got as far as holding it).
 void LetGo(Session* session, Strand::Done& release_strand) {
@@ -32,9 +41,11 @@ void LetGo(Session* session, Strand::Done& release_strand) {
 
 // --- StallWatch ---
 
-StallWatch::StallWatch(std::chrono::milliseconds timeout, std::function<void()> on_stall)
+StallWatch::StallWatch(std::chrono::milliseconds timeout, int64_t min_bytes_per_second,
+                       std::function<void()> on_stall)
     : state_(std::make_shared<State>()) {
   state_->timeout = timeout;
+  state_->min_bytes_per_second = min_bytes_per_second;
   state_->on_stall = std::move(on_stall);
 }
 
@@ -46,8 +57,14 @@ StallWatch::Guard::~Guard() { state_->mutex.unlock(); }
 
 void StallWatch::Waiting() {
   state_->waiting = true;
-  state_->since = Clock::now();
+  state_->since = state_->counted_from = Clock::now();
   if (!state_->alarm) Arm(state_, state_->since + state_->timeout);
+}
+
+void StallWatch::Moved(int64_t bytes) {
+  if (state_->waiting) state_->window_waited += Clock::now() - state_->counted_from;
+  state_->waiting = false;
+  state_->window_bytes += bytes;
 }
 
 void StallWatch::Stop() {
@@ -55,10 +72,23 @@ void StallWatch::Stop() {
   if (state_->alarm) state_->alarm->Cancel();
 }
 
-std::string StallWatch::timeout_text() const {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", static_cast<double>(state_->timeout.count()) / 1000);
-  return text;
+std::string StallWatch::Check(State& s, Clock::time_point now) {
+  if (!s.waiting) return {};  // the transfer is busy with its own work, or between waits
+  if (now - s.since >= s.timeout) {
+    return "nothing for " + Seconds(s.timeout) + " (--stream-idle-timeout)";
+  }
+  const Clock::duration window = s.window_waited + (now - s.counted_from);
+  if (s.min_bytes_per_second <= 0 || window < s.timeout) return {};
+  const double seconds = std::chrono::duration<double>(window).count();
+  if (static_cast<double>(s.window_bytes) < static_cast<double>(s.min_bytes_per_second) * seconds) {
+    return "only " + std::to_string(s.window_bytes) + " bytes in " + Seconds(window) +
+           ", less than --stream-min-bytes-per-second (" + FormatBytes(s.min_bytes_per_second) +
+           "/s)";
+  }
+  s.window_waited = {};  // fast enough: the next window starts now
+  s.window_bytes = 0;
+  s.counted_from = now;
+  return {};
 }
 
 void StallWatch::Arm(const std::shared_ptr<State>& state, Clock::time_point at) {
@@ -73,11 +103,20 @@ void StallWatch::Arm(const std::shared_ptr<State>& state, Clock::time_point at) 
     std::lock_guard guard(s->mutex);
     if (!s->on_stall) return;
     const Clock::time_point now = Clock::now();
-    if (s->waiting && now - s->since >= s->timeout) {
+    if (std::string reason = Check(*s, now); !reason.empty()) {
+      s->reason = std::move(reason);
       std::exchange(s->on_stall, nullptr)();
       return;
     }
-    Arm(s, (s->waiting ? s->since : now) + s->timeout);
+    // Next: when the current wait reaches the timeout or the rate window fills, whichever
+    // comes first; a transfer not waiting is looked at again a timeout later.
+    Clock::time_point next = now + s->timeout;
+    if (s->waiting) next = s->since + s->timeout;
+    if (s->waiting && s->min_bytes_per_second > 0) {
+      const Clock::duration window = s->window_waited + (now - s->counted_from);
+      next = std::min(next, now + (s->timeout - window));
+    }
+    Arm(s, next);
   });
 }
 
@@ -87,7 +126,8 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
                              v1::TensorInfo* reply)
     : service_(service),
       call_{Method::kUploadTensor, ctx},
-      watch_(StallTimeout(service), [this] { OnStall(); }),
+      watch_(StallTimeout(service), service.config().stream_min_bytes_per_second,
+             [this] { OnStall(); }),
       reply_(reply) {
   const StallWatch::Guard guard = watch_.Lock();
   try {
@@ -102,7 +142,7 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
 void UploadReactor::OnReadDone(bool ok) {
   const StallWatch::Guard guard = watch_.Lock();
   if (finished_) return;  // the upload stalled and failed while this read was in flight
-  watch_.Moved();
+  watch_.Moved(ok ? static_cast<int64_t>(message_.data().size()) : 0);
   if (!ok) {  // the client finished sending, or the call broke
     if (call_.ctx->IsCancelled()) {
       Fail({grpc::StatusCode::CANCELLED, "the upload was cancelled; nothing was kept"});
@@ -155,6 +195,7 @@ void UploadReactor::Start() {
     if (!header_.target().empty()) session_->handles().Find(header_.target());
     tensor_ =
         Tensor::Empty(h.shape, h.dtype, UploadAllocator(*session_, placement_, header_.target()));
+    Reserve(h.bytes);  // after the session's own limits, whose refusal says more
     total_ = h.bytes;
     destination_ = tensor_.MutableRawData().data();  // one write, as PutTensor's decode
   } catch (...) {
@@ -162,6 +203,19 @@ void UploadReactor::Start() {
     return;
   }
   ReadNext();
+}
+
+void UploadReactor::Reserve(int64_t bytes) {
+  MemoryBudget& uploads = service_.sessions().upload_budget();
+  try {
+    uploads.Charge(bytes);
+  } catch (const MemoryLimitException&) {
+    throw ResourceExhausted("the uploads in flight already reserve " + FormatBytes(uploads.used()) +
+                            " of the " + FormatBytes(uploads.limit()) +
+                            " that --max-upload-bytes-in-flight allows, and this one announces " +
+                            FormatBytes(bytes) + "; retry when they have finished");
+  }
+  reserved_ = bytes;
 }
 
 void UploadReactor::Append(const std::string& data) {
@@ -186,38 +240,35 @@ void UploadReactor::OnStall() {
   const std::string progress =
       session_ ? "after " + std::to_string(received_) + " of " + std::to_string(total_) + " bytes"
                : "before its header";
-  Fail({grpc::StatusCode::DEADLINE_EXCEEDED,
-        "the upload received nothing for " + watch_.timeout_text() + " (--stream-idle-timeout) " +
-            progress + "; it was cancelled and nothing was kept"});
+  Fail({grpc::StatusCode::DEADLINE_EXCEEDED, "the upload received " + watch_.reason() + " " +
+                                                 progress +
+                                                 "; it was cancelled and nothing was kept"});
 }
 
 void UploadReactor::Complete() {
-  grpc::Status status;
   try {
     if (tensor_.dtype() == DType::kBool) {
       CheckBoolBytes({destination_, static_cast<size_t>(total_)}, "uploaded data");
     }
-    Tensor value = tensor_;
-    tensor_ = Tensor();  // StoreTensor owns it now (and frees it on failure)
-    StoreTensor(*session_, value, placement_, header_.requires_grad(), header_.target(), reply_);
+    // StoreTensor owns the tensor now (and frees it on failure).
+    StoreTensor(*session_, std::exchange(tensor_, Tensor()), placement_, header_.requires_grad(),
+                header_.target(), reply_);
   } catch (...) {
-    status = CurrentExceptionStatus();
+    Fail(CurrentExceptionStatus());
+    return;
   }
-  Finish(status);
+  Finish(grpc::Status::OK);
 }
 
 void UploadReactor::Fail(const grpc::Status& status) {
-  if (!tensor_.is_null() && tensor_.buffer()->owner() == &session_->ledger() &&
-      !tensor_.IsStale()) {
-    tensor_.Dispose();
-  }
-  tensor_ = Tensor();
+  if (session_) DisposeIfOwned(*session_, std::exchange(tensor_, Tensor()));
   Finish(status);
 }
 
 void UploadReactor::Finish(const grpc::Status& status) {
   finished_ = true;
   watch_.Stop();
+  service_.sessions().upload_budget().Refund(std::exchange(reserved_, 0));
   LetGo(session_.get(), release_strand_);
   service_.End(call_, status);
   grpc::ServerReadReactor<v1::UploadTensorRequest>::Finish(status);
@@ -227,9 +278,10 @@ void UploadReactor::Finish(const grpc::Status& status) {
 
 DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerContext* ctx,
                                  const v1::DownloadTensorRequest* request)
-    : service_(service), call_{Method::kDownloadTensor, ctx}, watch_(StallTimeout(service), [this] {
-        OnStall();
-      }) {
+    : service_(service),
+      call_{Method::kDownloadTensor, ctx},
+      watch_(StallTimeout(service), service.config().stream_min_bytes_per_second,
+             [this] { OnStall(); }) {
   const StallWatch::Guard guard = watch_.Lock();
   try {
     service_.Begin(call_);
@@ -279,7 +331,7 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
 void DownloadReactor::OnWriteDone(bool ok) {
   const StallWatch::Guard guard = watch_.Lock();
   if (finished_) return;  // the download stalled and failed while this write was in flight
-  watch_.Moved();
+  watch_.Moved(ok ? static_cast<int64_t>(message_.data().size()) : 0);
   if (!ok) {
     Finish({grpc::StatusCode::CANCELLED, "the client stopped receiving the download"});
     return;
@@ -305,9 +357,8 @@ void DownloadReactor::Write() {
 
 void DownloadReactor::OnStall() {
   Finish({grpc::StatusCode::DEADLINE_EXCEEDED,
-          "the client read nothing of the download for " + watch_.timeout_text() +
-              " (--stream-idle-timeout) after " + std::to_string(sent_) + " of " +
-              std::to_string(total_) + " bytes were sent; it was cancelled"});
+          "the client read " + watch_.reason() + " of the download after " + std::to_string(sent_) +
+              " of " + std::to_string(total_) + " bytes were sent; it was cancelled"});
 }
 
 void DownloadReactor::Finish(const grpc::Status& status) {

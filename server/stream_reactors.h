@@ -6,7 +6,10 @@
 // its bytes move; no thread waits meanwhile: chunks are copied as gRPC delivers or accepts
 // them. A transfer that fails or is cancelled frees what it allocated. A client that keeps a
 // transfer waiting (sends or reads nothing) for --stream-idle-timeout gets DEADLINE_EXCEEDED,
-// which frees the transfer's memory and lets its session's strand go.
+// which frees the transfer's memory and lets its session's strand go; so does one that moves
+// less than --stream-min-bytes-per-second over --stream-idle-timeout of waiting on it (a
+// trickle). An upload reserves its announced size at its header, within
+// --max-upload-bytes-in-flight for all uploads at once.
 //
 //   return new UploadReactor(service, ctx, reply);   // gRPC deletes it when done
 #pragma once
@@ -23,16 +26,20 @@
 
 namespace onemodel::server {
 
-// Notices a transfer whose client stopped: the transfer reports each wait on its client (a read
-// or a write in flight) and each completion; when one wait lasts `timeout`, `on_stall` runs,
-// once, on a gRPC thread. The transfer's own callbacks and `on_stall` all run under Lock(),
-// so they never overlap. The alarm holds only a weak reference: a transfer may be deleted
-// once it called Stop(), whether or not the alarm has fired.
+// Notices a transfer whose client stopped or trickles: the transfer reports each wait on its
+// client (a read or a write in flight) and each completion with the bytes it moved; when one
+// wait lasts `timeout`, or the client moved less than `min_bytes_per_second` over a window of
+// `timeout` spent waiting on it (0: no minimum), `on_stall` runs, once, on a gRPC thread, and
+// reason() says which. Time the transfer spends on its own work does not count. The
+// transfer's own callbacks and `on_stall` all run under Lock(), so they never overlap. The
+// alarm holds only a weak reference: a transfer may be deleted once it called Stop(), whether
+// or not the alarm has fired.
 class StallWatch {
   struct State;
 
  public:
-  StallWatch(std::chrono::milliseconds timeout, std::function<void()> on_stall);
+  StallWatch(std::chrono::milliseconds timeout, int64_t min_bytes_per_second,
+             std::function<void()> on_stall);
   StallWatch(const StallWatch&) = delete;
   StallWatch& operator=(const StallWatch&) = delete;
 
@@ -53,23 +60,32 @@ class StallWatch {
   [[nodiscard]] Guard Lock() const { return Guard(state_); }
   // Under Lock(): the transfer now waits on its client (the first call arms the watch).
   void Waiting();
-  // Under Lock(): the client did its part (a chunk arrived or was accepted).
-  void Moved() { state_->waiting = false; }
+  // Under Lock(): the client did its part (a chunk of `bytes` arrived or was accepted).
+  void Moved(int64_t bytes);
   // Under Lock(): the transfer is over; on_stall never runs after this.
   void Stop();
-  // "1.5 s": the timeout, for messages.
-  std::string timeout_text() const;
+  // Under Lock(), once on_stall ran: "nothing for 2 s (--stream-idle-timeout)" or "only 40
+  // bytes in 2 s, less than --stream-min-bytes-per-second (1 KiB/s)", for messages.
+  const std::string& reason() const { return state_->reason; }
 
  private:
   using Clock = std::chrono::steady_clock;
   struct State {
     std::mutex mutex;
     std::chrono::milliseconds timeout;
+    int64_t min_bytes_per_second = 0;
     std::function<void()> on_stall;  // empty once stopped or fired
     bool waiting = false;
-    Clock::time_point since;  // when the current wait began
+    Clock::time_point since;          // when the current wait began
+    Clock::time_point counted_from;   // the current wait counts in the window from here
+    Clock::duration window_waited{};  // the window's earlier waits
+    int64_t window_bytes = 0;         // bytes moved in the window
+    std::string reason;
     std::unique_ptr<grpc::Alarm> alarm;
   };
+  // Under the lock: the reason to stop the transfer now, or empty (then starts a new rate
+  // window when the current one is full).
+  static std::string Check(State& s, Clock::time_point now);
   // Sets a new alarm at `at` (replacing the one that may be calling this) that checks `state`.
   static void Arm(const std::shared_ptr<State>& state, Clock::time_point at);
 
@@ -88,6 +104,9 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
  private:
   // The header arrived: find the session, validate, allocate (on the strand).
   void Start();
+  // Takes `bytes` from --max-upload-bytes-in-flight until Finish(), or throws RpcError
+  // RESOURCE_EXHAUSTED naming the flag.
+  void Reserve(int64_t bytes);
   // Copies one data chunk into the tensor.
   void Append(const std::string& data);
   // The stream ended: keep the tensor (on the strand, which this upload holds).
@@ -110,6 +129,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   std::shared_ptr<Session> session_;
   Strand::Done release_strand_;
   Placement placement_ = Placement::kPool;
+  int64_t reserved_ = 0;  // bytes of --max-upload-bytes-in-flight this upload holds
   Tensor tensor_;
   std::byte* destination_ = nullptr;  // tensor_'s bytes, seen by nobody else until Complete()
   int64_t received_ = 0;

@@ -110,6 +110,32 @@ void Arena::Release(Buffer* b) {
   }
 }
 
+void Arena::Free(Buffer* b) {
+  try {
+    Release(b);
+  } catch (const BufferOverrunException&) {
+    Rewind();
+    throw;
+  }
+  Rewind();
+}
+
+void Arena::Rewind() {
+  while (!live_.empty() && live_.back()->owner_ != this) {
+    Buffer* b = live_.back();
+    if (b->data_ < chunks_[current_]->data() || b->data_ >= limit_) return;  // an earlier chunk
+    peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes_);
+    used_bytes_ -= b->capacity_;
+    cursor_ = b->data_;
+    if constexpr (kChecked) {
+      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity_));
+    }
+    b->data_ = nullptr;
+    live_.pop_back();
+    spare_.push_back(b);
+  }
+}
+
 void Arena::Reset() {
   int64_t overruns = 0;
   for (Buffer* b : live_) {

@@ -62,6 +62,10 @@ class Arena final : public Allocator, public BufferOwner {
 
   // Marks one buffer released (its handles become stale); its memory returns at Reset().
   void Release(Buffer* buffer) override;
+  // Release(), then, when `buffer` and every allocation after it in the current chunk are
+  // released, moves the cursor back over them: their memory is reused at once. For a buffer no
+  // one reads any more (a failed upload's); anything allocated after it keeps it until Reset().
+  void Free(Buffer* buffer);
 
   // Reclaims every allocation; all their handles become stale. In CHECKED builds verifies
   // every canary and, after the reset is complete, throws BufferOverrunException if one broke.
@@ -92,6 +96,8 @@ class Arena final : public Allocator, public BufferOwner {
     ++allocations_;
     internal::FillFresh(*b, zero);
   }
+  // Moves the cursor back over the released allocations at the end of the current chunk.
+  void Rewind();
   // Returns every chunk to the pool; the cursor points nowhere.
   void ReleaseChunks();
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.

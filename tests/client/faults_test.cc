@@ -102,6 +102,105 @@ TEST_F(FaultsTest, AClientThatDisconnectsMidUploadLeavesNothingBehind) {
   ExpectUsable(probe);
 }
 
+// An upload stream of `session` the test drives: UploadTensor with a header announcing `dims`
+// of `type` placed at `placement`.
+struct RawUpload {
+  RawUpload(client::Client& client, const Session& session, P::DataType type, int64_t elements,
+            v1::Placement placement)
+      : stub(v1::OneModel::NewStub(client.channel())) {
+    context.AddMetadata("onemodel-session", session.id());
+    writer = stub->UploadTensor(&context, &info);
+    v1::UploadTensorRequest message;
+    message.mutable_header()->set_session_id(session.id());
+    message.mutable_header()->set_data_type(type);
+    message.mutable_header()->add_dims(elements);
+    message.mutable_header()->set_placement(placement);
+    header_sent = writer->Write(message);
+  }
+  // Sends `data` as one chunk, ends the stream and returns its status.
+  grpc::Status SendAll(std::string data) {
+    v1::UploadTensorRequest message;
+    message.set_data(std::move(data));
+    writer->Write(message);
+    writer->WritesDone();
+    return writer->Finish();
+  }
+
+  std::unique_ptr<v1::OneModel::Stub> stub;
+  grpc::ClientContext context;
+  v1::TensorInfo info;
+  std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer;
+  bool header_sent = false;
+};
+
+// 1 MiB of BOOL bytes, all 0 or 1 but one 2: the server refuses them after the last chunk.
+std::string BoolsWithABadByte() {
+  std::string bytes(1 << 20, '\1');
+  bytes[12345] = '\2';
+  return bytes;
+}
+
+TEST_F(FaultsTest, ARefusedBoolUploadGivesItsMemoryBack) {
+  Session session = client().CreateSession({.memory_limit_bytes = int64_t{8} << 20});
+  const TensorHandle x = session.Put<float>(std::vector<float>{1, 2, 3}, {3});
+  const v1::SessionStats before = session.Stats().session();
+  for (int i = 0; i < 12; ++i) {  // 12 MiB refused in an 8 MiB session
+    RawUpload upload(client(), session, P::BOOL, 1 << 20, v1::PLACEMENT_POOL);
+    ASSERT_TRUE(upload.header_sent);
+    const grpc::Status status = upload.SendAll(BoolsWithABadByte());
+    ASSERT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT)
+        << "upload " << i << ": " << status.error_message();
+  }
+  const v1::SessionStats after = session.Stats().session();
+  EXPECT_EQ(after.pool_bytes(), before.pool_bytes());
+  EXPECT_EQ(after.pool_buffers(), before.pool_buffers());
+  EXPECT_EQ(after.handles(), 1);
+  const TensorHandle big = session.Put<float>(std::vector<float>(6 << 18, 1.0f), {6 << 18});
+  EXPECT_EQ(session.Describe(big).DataBytes(), int64_t{6} << 20) << "6 MiB of 8 still fit";
+}
+
+TEST_F(FaultsTest, AFailedArenaUploadGivesItsArenaBytesBack) {
+  Probe probe = NewProbe();
+  Session& session = probe.session;
+  const v1::ArenaStats before = session.Stats().session().arena();
+  int64_t chunks = 0;
+  for (int i = 0; i < 3; ++i) {
+    RawUpload upload(client(), session, P::BOOL, 1 << 20, v1::PLACEMENT_ARENA);
+    ASSERT_TRUE(upload.header_sent);
+    const grpc::Status status = upload.SendAll(BoolsWithABadByte());
+    ASSERT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
+    const v1::ArenaStats now = session.Stats().session().arena();
+    EXPECT_EQ(now.used_bytes(), before.used_bytes()) << "upload " << i;
+    if (i == 0) chunks = now.chunks();
+    EXPECT_EQ(now.chunks(), chunks) << "upload " << i << " reused the first one's chunk";
+  }
+  ExpectUsable(probe);
+}
+
+TEST_F(FaultsTest, AClientThatDisconnectsMidArenaUploadGivesItsArenaBytesBack) {
+  Probe probe = NewProbe();
+  Session& session = probe.session;
+  const v1::SessionStats before = session.Stats().session();
+  const v1::PoolStats pool_before = Pool();
+  {
+    RawUpload upload(client(), session, P::FLOAT, 4 << 20, v1::PLACEMENT_ARENA);  // 16 MiB
+    ASSERT_TRUE(upload.header_sent);
+    v1::UploadTensorRequest message;
+    message.set_data(std::string(1 << 20, '\0'));
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(upload.writer->Write(message));
+    // The session's first arena chunk holds the upload: the pool lends it.
+    ASSERT_TRUE(Eventually([&] { return Pool().rented_bytes() > pool_before.rented_bytes(); }))
+        << "the server never allocated the upload";
+    upload.context.TryCancel();
+    EXPECT_EQ(upload.writer->Finish().error_code(), StatusCode::CANCELLED);
+  }
+  // The session's statistics are published once the upload has let the session go.
+  EXPECT_TRUE(Eventually([&] { return session.Stats().session().requests() > before.requests(); }));
+  EXPECT_EQ(session.Stats().session().arena().used_bytes(), before.arena().used_bytes());
+  EXPECT_EQ(session.Stats().session().handles(), 1) << "the upload made no handle";
+  ExpectUsable(probe);
+}
+
 TEST_F(FaultsTest, AClientThatDisconnectsMidRunLeavesTheSessionConsistent) {
   const v1::PoolStats before = Pool();
   {

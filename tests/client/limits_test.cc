@@ -227,6 +227,50 @@ struct RawUpload {
   std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer;
 };
 
+TEST_F(RefusalTest, SlowUploadsCannotHoldTheCeilingAgainstAnotherSession) {
+  // Three sessions each start a 12 MiB upload and send almost nothing: together they would
+  // hold 36 of the 40 MiB ceiling. --max-upload-bytes-in-flight (by default half the
+  // ceiling: 20 MiB) lets only the first reserve its size.
+  std::vector<Session> uploaders;
+  std::vector<std::unique_ptr<RawUpload>> uploads;
+  const int64_t rented = Stats().pool().rented_bytes();
+  for (int i = 0; i < 3; ++i) {
+    uploaders.push_back(client().CreateSession({.memory_limit_bytes = 16 * kMiB}));
+    uploads.push_back(std::make_unique<RawUpload>(client(), uploaders.back()));
+    uploads.back()->Header(uploaders.back(), {3 * kMiB});  // 12 MiB
+    if (i == 0) {
+      v1::UploadTensorRequest chunk;
+      chunk.set_data(std::string(4096, '\0'));
+      ASSERT_TRUE(uploads.back()->writer->Write(chunk));
+      ASSERT_TRUE(Eventually([&] { return Stats().pool().rented_bytes() >= rented + 12 * kMiB; }))
+          << "the server never started the first upload";
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const grpc::Status status = uploads.back()->writer->Finish();
+    RecordProperty("upload_reservation_us",
+                   std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count()));
+    EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+    EXPECT_NE(status.error_message().find("reserve 12 MiB of the 20 MiB that "
+                                          "--max-upload-bytes-in-flight allows"),
+              std::string::npos)
+        << status.error_message();
+  }
+  Session other = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+  const TensorHandle x = other.Put<float>(kValues, {4});
+  RunBuilder run;  // 16 MiB (a 20 MiB chunk): fits beside the one upload in flight
+  run.Op("Exp", {run.Op("Expand", {x}, {{"shape", Ints{1024, 1024, 4}}})});
+  EXPECT_EQ(other.Describe(other.Run(run).back()).DataBytes(), 16 * kMiB);
+  ExpectUsable(other, x, kValues);
+
+  uploads.front()->context.TryCancel();
+  EXPECT_EQ(uploads.front()->writer->Finish().error_code(), StatusCode::CANCELLED);
+  other.Close();
+  EXPECT_TRUE(Eventually([&] { return Stats().pool().rented_bytes() == rented; }));
+}
+
 TEST_F(RefusalTest, AnUploadThatNeverStopsIsRefusedAtItsHeader) {
   Session session = client().CreateSession();
   const TensorHandle x = session.Put<float>(kValues, {4});

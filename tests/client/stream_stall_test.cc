@@ -1,6 +1,7 @@
 // --stream-idle-timeout: a transfer whose client stops sending (upload) or reading (download)
-// without closing the stream is cancelled with DEADLINE_EXCEEDED, its memory goes back and the
-// session's queued requests run; a slow client that keeps moving is never cancelled.
+// without closing the stream, or trickles below --stream-min-bytes-per-second, is cancelled with
+// DEADLINE_EXCEEDED, its memory goes back and the session's queued requests run; a slow client
+// that keeps above the minimum rate is never cancelled.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,11 +23,13 @@ using P = onnx::TensorProto;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kStallTimeout(2000);
+constexpr int kMinBytesPerSecond = 1024;
 
 class StreamStallTest : public ServerTest {
  protected:
   static void SetUpTestSuite() {
-    StartServer({"--stream-idle-timeout", std::to_string(kStallTimeout.count() / 1000)});
+    StartServer({"--stream-idle-timeout", std::to_string(kStallTimeout.count() / 1000),
+                 "--stream-min-bytes-per-second", std::to_string(kMinBytesPerSecond)});
   }
 
   // Runs Neg(x) in `session` on another thread: it queues behind whatever holds the strand.
@@ -135,13 +138,53 @@ TEST_F(StreamStallTest, AStalledDownloadIsCancelledAndLetsTheSessionGo) {
   const grpc::Status status = reader->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
   EXPECT_THAT(status.error_message(),
-              HasSubstr("read nothing of the download for 2 s (--stream-idle-timeout)"));
+              HasSubstr("the client read nothing for 2 s (--stream-idle-timeout) of the download"));
   EXPECT_LT(received, int64_t{64} << 20);
+}
+
+TEST_F(StreamStallTest, ATricklingUploadIsCancelledAndLetsTheSessionGo) {
+  Session session = client().CreateSession();
+  const TensorHandle x = session.Put<float>(kValues, {3});
+  const int64_t rented = RentedBytes(session, x);
+
+  auto stub = v1::OneModel::NewStub(client().channel());
+  grpc::ClientContext context;
+  context.AddMetadata("onemodel-session", session.id());
+  v1::TensorInfo info;
+  auto writer = stub->UploadTensor(&context, &info);
+  v1::UploadTensorRequest message;
+  message.mutable_header()->set_session_id(session.id());
+  message.mutable_header()->set_data_type(P::FLOAT);
+  message.mutable_header()->add_dims(1 << 20);  // 4 MiB announced
+  ASSERT_TRUE(writer->Write(message));
+  ASSERT_TRUE(Eventually([&] { return RentedBytes() >= rented + (int64_t{4} << 20); }))
+      << "the server never started the upload";
+  const auto started = Clock::now();
+  // 16 bytes every kStallTimeout / 20 (160 B/s): never silent for the idle timeout, but far
+  // below the minimum rate. The writes end when the server cancels the upload.
+  message.set_data(std::string(16, '\0'));
+  int sent = 0;
+  while (Clock::now() - started < 10 * kStallTimeout && writer->Write(message)) {
+    ++sent;
+    std::this_thread::sleep_for(kStallTimeout / 20);
+  }
+  const grpc::Status status = writer->Finish();
+  const auto took = Clock::now() - started;  // the client notices a while after the server
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("less than --stream-min-bytes-per-second (1 KiB/s) after"));
+  EXPECT_THAT(status.error_message(), HasSubstr("of 4194304 bytes; it was cancelled"));
+  EXPECT_GE(took, kStallTimeout - std::chrono::milliseconds(100));
+  EXPECT_GT(sent, 3) << "the upload was cancelled as silent, not as slow";
+  EXPECT_EQ(RentedBytes(), rented) << "the partial tensor's memory went back";
+  EXPECT_EQ(NegateLater(session, x).get(), (std::vector<float>{-1, 2, -3}));
+  EXPECT_EQ(session.Stats().session().handles(), 3) << "x and two Neg(x); no upload";
 }
 
 TEST_F(StreamStallTest, ASlowUploadThatKeepsMovingIsNotCancelled) {
   Session session = client().CreateSession();
-  constexpr int kChunks = 12;  // one every kStallTimeout / 6: 4 s in all, twice the timeout
+  // One every kStallTimeout / 6: 4 s in all, twice the timeout, at 3 KiB/s, thrice the minimum.
+  constexpr int kChunks = 12;
   std::vector<float> values(kChunks * 256);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
 

@@ -109,6 +109,43 @@ TEST(ArenaTest, ReleaseMakesOneAllocationStaleAndTwiceThrows) {
   EXPECT_EQ(b->generation(), gb + 1);
 }
 
+TEST(ArenaTest, FreeingTheLastAllocationsReturnsTheirMemoryAtOnce) {
+  BufferPool pool;
+  Arena arena(pool);
+  Buffer* a = arena.Allocate(100);
+  const int64_t used_a = arena.Stats().used_bytes;
+  Buffer* b = arena.Allocate(200);
+  std::byte* b_data = b->data();
+  const uint64_t gb = b->generation();
+  arena.Free(b);
+  EXPECT_EQ(b->generation(), gb + 1);
+  EXPECT_EQ(arena.Stats().used_bytes, used_a);
+  EXPECT_EQ(arena.Allocate(300)->data(), b_data) << "the next allocation reuses b's memory";
+  arena.Allocate(10);
+  arena.Free(a);  // two live allocations follow it: a only becomes stale
+  EXPECT_GT(arena.Stats().used_bytes, used_a);
+  EXPECT_THROW(arena.Free(a), StaleTensorException);
+}
+
+TEST(ArenaTest, FreeRewindsOverEarlierReleasesWithinTheCurrentChunk) {
+  BufferPool pool;
+  Arena arena(pool, /*chunk_bytes=*/4096);
+  Buffer* a = arena.Allocate(1000);
+  const int64_t used_a = arena.Stats().used_bytes;
+  Buffer* b = arena.Allocate(1000);
+  Buffer* c = arena.Allocate(1000);
+  arena.Release(b);
+  arena.Free(c);
+  EXPECT_EQ(arena.Stats().used_bytes, used_a) << "b and c both went back";
+  Buffer* d = arena.Allocate(3500);  // a new chunk
+  arena.Release(a);
+  arena.Free(d);
+  EXPECT_EQ(arena.Stats().used_bytes, used_a) << "a sits in an earlier chunk: kept to Reset()";
+  EXPECT_EQ(arena.Stats().chunks, 2);
+  arena.Reset();
+  EXPECT_EQ(arena.Stats().used_bytes, 0);
+}
+
 TEST(ArenaTest, StatsTrackUsedPeakAndResets) {
   BufferPool pool;
   Arena arena(pool);
