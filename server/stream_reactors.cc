@@ -79,6 +79,7 @@ std::string StallWatch::Check(State& s, Clock::time_point now) {
   }
   const Clock::duration window = s.window_waited + (now - s.counted_from);
   if (s.min_bytes_per_second <= 0 || window < s.timeout) return {};
+  if (s.window_bytes == 0) return "nothing for " + Seconds(window) + " (--stream-idle-timeout)";
   const double seconds = std::chrono::duration<double>(window).count();
   if (static_cast<double>(s.window_bytes) < static_cast<double>(s.min_bytes_per_second) * seconds) {
     return "only " + std::to_string(s.window_bytes) + " bytes in " + Seconds(window) +
