@@ -57,7 +57,7 @@ bool OwnsBuffer(const Tensor& t, std::span<const Tensor> others) {
   return true;
 }
 
-// Returns the pool buffers of results that will get no handle (a failed run).
+// Frees the results that will get no handle (a failed run), pool and arena alike.
 void DisposeUnnamed(Session& session, std::span<const Tensor> results,
                     const std::vector<bool>& owns) {
   for (size_t i = 0; i < results.size(); ++i) {
