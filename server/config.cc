@@ -5,33 +5,168 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include "server/security_files.h"
 
 namespace onemodel::server {
 namespace {
 
-// "max-sessions" -> "ONEMODEL_MAX_SESSIONS".
-std::string EnvName(const std::string& flag) {
-  std::string env = "ONEMODEL_";
-  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  return env;
+constexpr int64_t kPiB = int64_t{1} << 50;
+constexpr double kYearSeconds = 365 * 86400.0;
+
+// `v` for a message: whole numbers in full, others with up to 6 significant digits.
+std::string Show(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, v == std::floor(v) && std::fabs(v) < 1e16 ? "%.0f" : "%.6g", v);
+  return text;
 }
 
-// Adds --name with its environment variable and help text.
-template <typename T>
-CLI::Option* AddSetting(CLI::App& app, const std::string& name, T* value, const std::string& help) {
-  return app.add_option("--" + name, *value, help)->envname(EnvName(name))->capture_default_str();
-}
+// The settings of onemodeld, each with its environment variable and help text; every numeric
+// one with the range it must lie in. Adding a setting is one line:
+//   flags.Number("max-widgets", &c->max_widgets, 1, 4096, "widgets one session may hold");
+//   flags.Size("widget-bytes", &c->widget_bytes, 4096, kPiB, "largest widget");
+class Flags {
+ public:
+  explicit Flags(CLI::App& app) : app_(app) {}
 
-// Adds a byte size setting: accepts 4096, 64KiB, 64MiB, 2GiB (units are powers of 1024).
-CLI::Option* AddSize(CLI::App& app, const std::string& name, int64_t* value,
-                     const std::string& help) {
-  return AddSetting(app, name, value, help)->transform(CLI::AsSizeValue(false));
+  // A text setting (validate it with ->check() if it has a form).
+  CLI::Option* Text(const std::string& name, std::string* value, const std::string& help) {
+    return Add(name, value, help);
+  }
+  // A host:port setting, the port from 0 to 65535; `off_allowed`: "off" or "" turn it off.
+  CLI::Option* Address(const std::string& name, std::string* value, bool off_allowed,
+                       const std::string& help) {
+    return Add(name, value, help)->check(CLI::Validator(
+        [off_allowed](std::string& v) -> std::string {
+          if (off_allowed && (v.empty() || v == "off")) return "";
+          const size_t colon = v.rfind(':');
+          const std::string port = colon == std::string::npos ? "" : v.substr(colon + 1);
+          int64_t n = -1;
+          const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+          if (colon == 0 || colon == std::string::npos || port.empty() || ec != std::errc() ||
+              end != port.data() + port.size() || n > 65535) {
+            return "must be host:port with a port from 0 to 65535 (0 picks a free one); got '" +
+                   v + "'";
+          }
+          return "";
+        },
+        "host:port"));
+  }
+  // An integer or floating-point setting in [min, max]; NaN and infinities are refused.
+  template <typename T>
+  CLI::Option* Number(const std::string& name, T* value, T min, T max, const std::string& help) {
+    return Add(name, value, help)->check(Range(name, min, max, std::is_integral_v<T>, ""));
+  }
+  // A byte size in [min, max]: 4096, 64KiB, 64MiB, 2GiB (units are powers of 1024).
+  CLI::Option* Size(const std::string& name, int64_t* value, int64_t min, int64_t max,
+                    const std::string& help) {
+    return Add(name, value, help)
+        ->transform(CLI::AsSizeValue(false))
+        ->check(Range(name, min, max, true, " bytes (a size such as 4096, 64KiB, 1GiB)"));
+  }
+
+  std::vector<FlagRange> ranges() const { return ranges_; }
+
+ private:
+  // Adds --name with its environment variable ("max-sessions": ONEMODEL_MAX_SESSIONS).
+  template <typename T>
+  CLI::Option* Add(const std::string& name, T* value, const std::string& help) {
+    std::string env = "ONEMODEL_";
+    for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    return app_.add_option("--" + name, *value, help)->envname(env)->capture_default_str();
+  }
+  // Accepts finite numbers (integers when `integer`) from `min` to `max`.
+  CLI::Validator Range(const std::string& name, double min, double max, bool integer,
+                       const std::string& unit) {
+    ranges_.push_back({"--" + name, min, max, integer});
+    const std::string allowed = std::string(integer ? "an integer" : "a number") + " from " +
+                                Show(min) + " to " + Show(max) + unit;
+    return CLI::Validator(
+        [=](std::string& v) -> std::string {
+          double n = std::nan("");
+          if (integer) {
+            int64_t i = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), i);
+            if (ec == std::errc() && end == v.data() + v.size()) n = static_cast<double>(i);
+          } else {
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc() || end != v.data() + v.size()) n = std::nan("");
+          }
+          if (std::isfinite(n) && n >= min && n <= max) return "";
+          return "must be " + allowed + "; got '" + v + "'";
+        },
+        "[" + Show(min) + ", " + Show(max) + "]");
+  }
+
+  CLI::App& app_;
+  std::vector<FlagRange> ranges_;
+};
+
+// Declares every setting of `c` on `flags`.
+void DefineFlags(Flags& flags, ServerConfig* c) {
+  flags.Address("listen", &c->listen, false,
+                "gRPC listen address host:port (port 0 picks one)");
+  flags.Address("metrics-listen", &c->metrics_listen, true,
+                "Prometheus /metrics address host:port; 'off' (or empty) disables it");
+  flags.Text("ready-file", &c->ready_file,
+             "once serving, write grpc=, metrics= and instance= lines to this file");
+  flags.Size("pool-max-idle-bytes", &c->pool_max_idle_bytes, 0, kPiB,
+             "idle memory the shared pool keeps for reuse; beyond it released blocks are freed");
+  flags.Size("memory-limit", &c->memory_limit_bytes, 0, kPiB,
+             "ceiling on all memory rented from the pool; 0 means 80% of physical memory");
+  flags.Number("max-sessions", &c->max_sessions, int64_t{1}, int64_t{1} << 20,
+               "sessions open at once");
+  flags.Size("session-memory-default", &c->session_memory_default, 4096, kPiB,
+             "memory limit of a session that asks for none");
+  flags.Size("session-memory-max", &c->session_memory_max, 4096, kPiB,
+             "largest memory limit a session may ask for");
+  flags.Number("idle-timeout", &c->idle_timeout_seconds, 0.001, kYearSeconds,
+               "seconds without requests after which a session expires (default for sessions)");
+  flags.Number("max-idle-timeout", &c->max_idle_timeout_seconds, 0.001, kYearSeconds,
+               "largest idle timeout a session may ask for, in seconds");
+  flags.Size("max-message-bytes", &c->max_message_bytes, 4096, 2147483647,
+             "largest unary message; bigger tensors go through UploadTensor/DownloadTensor");
+  flags.Number("max-run-operations", &c->max_run_operations, int64_t{1}, int64_t{1} << 24,
+               "operations in one Run request");
+  flags.Number("max-handles", &c->max_handles_per_session, int64_t{1}, int64_t{1} << 30,
+               "tensor handles a session may hold");
+  flags.Number("workers", &c->workers, 0, 1024,
+               "threads running session work; 0 means one per core");
+  flags.Number("blas-threads", &c->blas_threads, 0, 1024,
+               "threads one MatMul may use; 1 suits many sessions at once (they already run in "
+               "parallel), 0 means one per core (one big client)");
+  flags.Text("log-level", &c->log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  flags.Text("log-format", &c->log_format, "text (for people) or json (one object a line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  flags.Text("tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
+      ->check(CLI::ExistingFile);
+  flags.Text("tls-key", &c->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  flags.Text("tls-client-ca", &c->tls_client_ca,
+             "PEM CA bundle; clients must present a certificate it signed (mutual TLS)")
+      ->check(CLI::ExistingFile);
+  flags.Text("auth-token-file", &c->auth_token_file,
+             "file holding a bearer token; calls must send 'authorization: Bearer <token>' "
+             "(health checks stay open)")
+      ->check(CLI::ExistingFile);
+  flags.Number("drain-seconds", &c->drain_seconds, 0.0, 86400.0,
+               "on SIGTERM/SIGINT, how long in-flight requests may take to finish");
+  flags.Number("stream-idle-timeout", &c->stream_idle_timeout_seconds, 0.001, 86400.0,
+               "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
+               "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on");
+  flags.Number("session-tombstones", &c->session_tombstones, int64_t{1}, int64_t{1} << 22,
+               "ids of ended sessions remembered (about 100 bytes each) so that CreateSession "
+               "refuses them when proposed again");
+  flags.Number("session-tombstone-seconds", &c->session_tombstone_seconds, 0.001, 30 * 86400.0,
+               "how long an ended session's id stays refused");
 }
 
 }  // namespace
@@ -44,62 +179,8 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
       "flag given on the command line wins.",
       "onemodeld"};
   app.get_formatter()->column_width(44);
-  AddSetting(app, "listen", &c->listen, "gRPC listen address host:port (port 0 picks one)");
-  AddSetting(app, "metrics-listen", &c->metrics_listen,
-             "Prometheus /metrics address host:port; 'off' (or empty) disables it");
-  AddSetting(app, "ready-file", &c->ready_file,
-             "once serving, write grpc=, metrics= and instance= lines to this file");
-  AddSize(app, "pool-max-idle-bytes", &c->pool_max_idle_bytes,
-          "idle memory the shared pool keeps for reuse; beyond it released blocks are freed");
-  AddSize(app, "memory-limit", &c->memory_limit_bytes,
-          "ceiling on all memory rented from the pool; 0 means 80% of physical memory");
-  AddSetting(app, "max-sessions", &c->max_sessions, "sessions open at once")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  AddSize(app, "session-memory-default", &c->session_memory_default,
-          "memory limit of a session that asks for none");
-  AddSize(app, "session-memory-max", &c->session_memory_max,
-          "largest memory limit a session may ask for");
-  AddSetting(app, "idle-timeout", &c->idle_timeout_seconds,
-             "seconds without requests after which a session expires (default for sessions)")
-      ->check(CLI::PositiveNumber);
-  AddSetting(app, "max-idle-timeout", &c->max_idle_timeout_seconds,
-             "largest idle timeout a session may ask for, in seconds")
-      ->check(CLI::PositiveNumber);
-  AddSize(app, "max-message-bytes", &c->max_message_bytes,
-          "largest unary message; bigger tensors go through UploadTensor/DownloadTensor")
-      ->check(CLI::Range(int64_t{4096}, int64_t{2147483647}));
-  AddSetting(app, "max-run-operations", &c->max_run_operations, "operations in one Run request")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  AddSetting(app, "max-handles", &c->max_handles_per_session, "tensor handles a session may hold")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  AddSetting(app, "workers", &c->workers, "threads running session work; 0 means one per core")
-      ->check(CLI::Range(0, 1024));
-  AddSetting(app, "blas-threads", &c->blas_threads,
-             "threads one MatMul may use; 1 suits many sessions at once (they already run in "
-             "parallel), 0 means one per core (one big client)")
-      ->check(CLI::Range(0, 1024));
-  AddSetting(app, "log-level", &c->log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  AddSetting(app, "log-format", &c->log_format, "text (for people) or json (one object a line)")
-      ->check(CLI::IsMember({"text", "json"}));
-  AddSetting(app, "tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "tls-key", &c->tls_key, "PEM private key of --tls-cert")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "tls-client-ca", &c->tls_client_ca,
-             "PEM CA bundle; clients must present a certificate it signed (mutual TLS)")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "auth-token-file", &c->auth_token_file,
-             "file holding a bearer token; calls must send 'authorization: Bearer <token>' "
-             "(health checks stay open)")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "drain-seconds", &c->drain_seconds,
-             "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
-      ->check(CLI::NonNegativeNumber);
-  AddSetting(app, "stream-idle-timeout", &c->stream_idle_timeout_seconds,
-             "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
-             "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on")
-      ->check(CLI::PositiveNumber);
+  Flags flags(app);
+  DefineFlags(flags, c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -133,6 +214,14 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   if (c->workers == 0)
     c->workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return -1;
+}
+
+std::vector<FlagRange> NumericFlagRanges() {
+  CLI::App app;
+  ServerConfig unused;
+  Flags flags(app);
+  DefineFlags(flags, &unused);
+  return flags.ranges();
 }
 
 int64_t EffectiveMemoryLimit(const ServerConfig& c) {
