@@ -14,8 +14,7 @@ std::string Quote(std::string_view handle) { return "'" + Printable(handle, 48) 
 
 }  // namespace
 
-HandleTable::HandleTable(int64_t max_handles)
-    : max_handles_(max_handles), key_(RandomSipKey()) {}
+HandleTable::HandleTable(int64_t max_handles) : max_handles_(max_handles), key_(RandomSipKey()) {}
 
 uint64_t HandleTable::Tag(Placement placement, uint64_t serial) const {
   const uint64_t word = serial * 2 + (placement == Placement::kArena ? 1 : 0);

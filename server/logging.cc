@@ -131,8 +131,8 @@ void ConfigureLogging(const std::string& level, const std::string& format) {
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == "json") {
-    formatter->add_flag<MessageFlag>('*', true)
-        .set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,"msg":"%*"})");
+    formatter->add_flag<MessageFlag>('*', true).set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,"msg":"%*"})");
   } else {
     formatter->add_flag<MessageFlag>('*', false).set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %*");
   }

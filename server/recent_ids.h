@@ -43,7 +43,7 @@ class RecentIds {
   const size_t capacity_;
   const Clock::duration lifetime_;
   std::deque<std::pair<Key, Clock::time_point>> order_;  // oldest first, with its expiry
-  std::multiset<Key> ids_;                                // ordered: no hash to flood
+  std::multiset<Key> ids_;                               // ordered: no hash to flood
   Clock::time_point unknown_until_{};  // an id forgotten early would have expired by then
 };
 
