@@ -220,7 +220,7 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
                 "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
                 "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on");
   flags.Number("session-tombstones", &c->session_tombstones, 1, int64_t{1} << 22,
-               "ids of ended sessions remembered (about 100 bytes each) so that CreateSession "
+               "ids of ended sessions remembered (about 90 bytes each) so that CreateSession "
                "refuses them when proposed again");
   flags.Seconds("session-tombstone-seconds", &c->session_tombstone_seconds, 0.001, 30 * 86400.0,
                 "how long an ended session's id stays refused");

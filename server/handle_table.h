@@ -3,9 +3,9 @@
 // A handle is "<p|a><serial>.<tag>": p for a tensor in the pool, a for one in the arena, a
 // serial unique within the session, and a 64-bit tag: SipHash-2-4 of the serial and placement
 // under a random per-session key, so a handle cannot be guessed or derived from other handles,
-// and one session's handles mean nothing in another. Arena handles
-// are dropped at each arena reset; because serials only grow, a dropped arena handle is still
-// recognised afterwards and reported as stale rather than unknown.
+// and one session's handles mean nothing in another. Arena handles are dropped at each arena
+// reset; because serials only grow, a dropped arena handle is still recognised afterwards and
+// reported as stale rather than unknown.
 //
 //   HandleTable table(max_handles);
 //   std::string h = table.Add(tensor, Placement::kArena, /*owns_buffer=*/true);

@@ -3,7 +3,7 @@
 // client may still be using.
 //
 // Each id is remembered for `lifetime` after its session ended, and at most `capacity` ids
-// are (about 100 bytes each). Past the capacity the oldest is forgotten, and until it would
+// are (about 90 bytes each). Past the capacity the oldest is forgotten, and until it would
 // have expired no proposed id can be vouched for: Check says kUnknown, and proposals are
 // refused rather than risk a reuse. Not thread-safe (SessionManager holds its lock).
 //
