@@ -131,6 +131,7 @@ class Flags {
                               "; units such as 64KiB or 1GiB)"));
   }
 
+  // The numeric flags declared so far with their ranges, in order.
   std::vector<FlagRange> ranges() const { return ranges_; }
 
  private:
