@@ -5,33 +5,232 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
+#include "core/memory/memory_budget.h"
 #include "server/security_files.h"
 
 namespace onemodel::server {
 namespace {
 
-// "max-sessions" -> "ONEMODEL_MAX_SESSIONS".
-std::string EnvName(const std::string& flag) {
-  std::string env = "ONEMODEL_";
-  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  return env;
+constexpr int64_t kPiB = int64_t{1} << 50;
+constexpr double kYearSeconds = 365 * 86400.0;
+
+// `v` for a message: whole numbers in full, others with up to 6 significant digits.
+std::string Show(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, v == std::floor(v) && std::fabs(v) < 1e16 ? "%.0f" : "%.6g", v);
+  return text;
 }
 
-// Adds --name with its environment variable and help text.
-template <typename T>
-CLI::Option* AddSetting(CLI::App& app, const std::string& name, T* value, const std::string& help) {
-  return app.add_option("--" + name, *value, help)->envname(EnvName(name))->capture_default_str();
+// The whole of `v` as an integer, or nothing.
+std::optional<double> ParseInteger(std::string_view v) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return static_cast<double>(n);
 }
 
-// Adds a byte size setting: accepts 4096, 64KiB, 64MiB, 2GiB (units are powers of 1024).
-CLI::Option* AddSize(CLI::App& app, const std::string& name, int64_t* value,
-                     const std::string& help) {
-  return AddSetting(app, name, value, help)->transform(CLI::AsSizeValue(false));
+// The whole of `v` as a floating-point number (maybe NaN or infinite), or nothing.
+std::optional<double> ParseReal(std::string_view v) {
+  double n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+// A size in bytes: an integer and an optional unit, k, kb, ki or kib (any case) for 1024, and
+// likewise m, g, t, p and e; nothing when `v` is no such size or it overflows 63 bits.
+std::optional<double> ParseSize(std::string_view v) {
+  size_t unit = v.size();
+  while (unit > 0 && std::isalpha(static_cast<unsigned char>(v[unit - 1]))) --unit;
+  std::string suffix;
+  for (char c : v.substr(unit)) suffix += static_cast<char>(std::tolower(c));
+  std::string_view number = v.substr(0, unit);
+  while (!number.empty() && number.back() == ' ') number.remove_suffix(1);
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size()) {
+    return std::nullopt;
+  }
+  int shift = 0;
+  if (!suffix.empty() && suffix != "b") {
+    const size_t power = std::string_view("kmgtpe").find(suffix[0]);
+    const std::string_view rest = std::string_view(suffix).substr(1);
+    if (power == std::string_view::npos ||
+        !(rest.empty() || rest == "b" || rest == "i" || rest == "ib")) {
+      return std::nullopt;
+    }
+    shift = 10 * static_cast<int>(power + 1);
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, int64_t{1} << shift, &bytes)) return std::nullopt;
+  return static_cast<double>(bytes);
+}
+
+// The settings of onemodeld, each with its environment variable and help text; every numeric
+// one with the range it must lie in. Adding a setting is one line:
+//   flags.Number("max-widgets", &c->max_widgets, 1, 4096, "widgets one session may hold");
+//   flags.Size("widget-bytes", &c->widget_bytes, 4096, kPiB, "largest widget");
+//   flags.Seconds("widget-timeout", &c->widget_timeout_seconds, 0.001, 86400, "widget wait");
+class Flags {
+ public:
+  explicit Flags(CLI::App& app) : app_(app) {}
+
+  // A text setting (validate it with ->check() if it has a form).
+  CLI::Option* Text(const std::string& name, std::string* value, const std::string& help) {
+    return Add(name, value, help);
+  }
+  // A host:port setting, the port from 0 to 65535; `off_allowed`: "off" or "" turn it off.
+  CLI::Option* Address(const std::string& name, std::string* value, bool off_allowed,
+                       const std::string& help) {
+    return Add(name, value, help)
+        ->check(CLI::Validator(
+            [off_allowed](std::string& v) -> std::string {
+              if (off_allowed && (v.empty() || v == "off")) return "";
+              const size_t colon = v.rfind(':');
+              const std::string port = colon == std::string::npos ? "" : v.substr(colon + 1);
+              int64_t n = -1;
+              const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+              if (colon == 0 || colon == std::string::npos || port.empty() || ec != std::errc() ||
+                  end != port.data() + port.size() || n < 0 || n > 65535) {
+                return "must be host:port with a port from 0 to 65535 (0 picks a free one); got '" +
+                       v + "'";
+              }
+              return "";
+            },
+            "host:port"));
+  }
+  // An integer or floating-point setting in [min, max]; NaN and infinities are refused.
+  template <typename T>
+  CLI::Option* Number(const std::string& name, T* value, std::type_identity_t<T> min,
+                      std::type_identity_t<T> max, const std::string& help) {
+    return Add(name, value, help)
+        ->transform(Range(name, min, max, std::is_integral_v<T> ? kInteger : kReal, ""));
+  }
+  // A duration in seconds in [min, max] (fractions allowed).
+  CLI::Option* Seconds(const std::string& name, double* value, double min, double max,
+                       const std::string& help) {
+    return Add(name, value, help)->transform(Range(name, min, max, kReal, " seconds"));
+  }
+  // A byte size in [min, max]: 4096, 64KiB, 64MiB, 2GiB (units are powers of 1024).
+  CLI::Option* Size(const std::string& name, int64_t* value, int64_t min, int64_t max,
+                    const std::string& help) {
+    return Add(name, value, help)
+        ->transform(Range(name, min, max, kSize,
+                          " bytes (" + FormatBytes(min) + " to " + FormatBytes(max) +
+                              "; units such as 64KiB or 1GiB)"));
+  }
+
+  // The numeric flags declared so far with their ranges, in order.
+  std::vector<FlagRange> ranges() const { return ranges_; }
+
+ private:
+  // Adds --name with its environment variable ("max-sessions": ONEMODEL_MAX_SESSIONS).
+  template <typename T>
+  CLI::Option* Add(const std::string& name, T* value, const std::string& help) {
+    std::string env = "ONEMODEL_";
+    for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    return app_.add_option("--" + name, *value, help)->envname(env)->capture_default_str();
+  }
+  enum Kind { kInteger, kReal, kSize };
+  // Accepts finite numbers of `kind` from `min` to `max` (`unit` follows them in messages);
+  // sizes become their count of bytes.
+  CLI::Validator Range(const std::string& name, double min, double max, Kind kind,
+                       const std::string& unit) {
+    ranges_.push_back({"--" + name, min, max, kind != kReal});
+    const std::string allowed = std::string(kind == kReal ? "a number" : "an integer") + " from " +
+                                Show(min) + " to " + Show(max) + unit;
+    return CLI::Validator(
+        [=](std::string& v) -> std::string {
+          const std::optional<double> n = kind == kSize      ? ParseSize(v)
+                                          : kind == kInteger ? ParseInteger(v)
+                                                             : ParseReal(v);
+          if (!n || !std::isfinite(*n) || *n < min || *n > max) {
+            return "must be " + allowed + "; got '" + v + "'";
+          }
+          if (kind == kSize) v = Show(*n);
+          return "";
+        },
+        "[" + Show(min) + ", " + Show(max) + "]");
+  }
+
+  CLI::App& app_;
+  std::vector<FlagRange> ranges_;
+};
+
+// Declares every setting of `c` on `flags`.
+void DefineFlags(Flags& flags, ServerConfig* c) {
+  flags.Address("listen", &c->listen, false, "gRPC listen address host:port (port 0 picks one)");
+  flags.Address("metrics-listen", &c->metrics_listen, true,
+                "Prometheus /metrics address host:port; 'off' (or empty) disables it");
+  flags.Text("ready-file", &c->ready_file,
+             "once serving, write grpc=, metrics= and instance= lines to this file");
+  flags.Size("pool-max-idle-bytes", &c->pool_max_idle_bytes, 0, kPiB,
+             "idle memory the shared pool keeps for reuse; beyond it released blocks are freed");
+  flags.Size("memory-limit", &c->memory_limit_bytes, 0, kPiB,
+             "ceiling on all memory rented from the pool; 0 means 80% of physical memory");
+  flags.Number("max-sessions", &c->max_sessions, 1, int64_t{1} << 20, "sessions open at once");
+  flags.Size("session-memory-default", &c->session_memory_default, 4096, kPiB,
+             "memory limit of a session that asks for none");
+  flags.Size("session-memory-max", &c->session_memory_max, 4096, kPiB,
+             "largest memory limit a session may ask for");
+  flags.Seconds("idle-timeout", &c->idle_timeout_seconds, 0.001, kYearSeconds,
+                "seconds without requests after which a session expires (default for sessions)");
+  flags.Seconds("max-idle-timeout", &c->max_idle_timeout_seconds, 0.001, kYearSeconds,
+                "largest idle timeout a session may ask for, in seconds");
+  flags.Size("max-message-bytes", &c->max_message_bytes, 4096, 2147483647,
+             "largest unary message; bigger tensors go through UploadTensor/DownloadTensor");
+  flags.Number("max-run-operations", &c->max_run_operations, 1, int64_t{1} << 24,
+               "operations in one Run request");
+  flags.Number("max-handles", &c->max_handles_per_session, 1, int64_t{1} << 30,
+               "tensor handles a session may hold");
+  flags.Number("workers", &c->workers, 0, 1024,
+               "threads running session work; 0 means one per core");
+  flags.Number("blas-threads", &c->blas_threads, 0, 1024,
+               "threads one MatMul may use; 1 suits many sessions at once (they already run in "
+               "parallel), 0 means one per core (one big client)");
+  flags.Text("log-level", &c->log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  flags.Text("log-format", &c->log_format, "text (for people) or json (one object a line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  flags.Text("tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
+      ->check(CLI::ExistingFile);
+  flags.Text("tls-key", &c->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  flags
+      .Text("tls-client-ca", &c->tls_client_ca,
+            "PEM CA bundle; clients must present a certificate it signed (mutual TLS)")
+      ->check(CLI::ExistingFile);
+  flags
+      .Text("auth-token-file", &c->auth_token_file,
+            "file holding a bearer token; calls must send 'authorization: Bearer <token>' "
+            "(health checks stay open)")
+      ->check(CLI::ExistingFile);
+  flags.Seconds("drain-seconds", &c->drain_seconds, 0, 86400,
+                "on SIGTERM/SIGINT, how long in-flight requests may take to finish");
+  flags.Seconds("stream-idle-timeout", &c->stream_idle_timeout_seconds, 0.001, 86400,
+                "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
+                "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on");
+  flags.Size("stream-min-bytes-per-second", &c->stream_min_bytes_per_second, 0, kPiB,
+             "slowest rate an UploadTensor/DownloadTensor client may move data at, measured over "
+             "--stream-idle-timeout of waiting on it; slower ones are cancelled; 0: no minimum");
+  flags.Size("max-upload-bytes-in-flight", &c->max_upload_bytes_in_flight, 0, kPiB,
+             "bytes all UploadTensor calls in flight may reserve for their announced sizes; 0 "
+             "means half of --memory-limit");
+  flags.Number("session-tombstones", &c->session_tombstones, 1, int64_t{1} << 22,
+               "ids of ended sessions remembered (about 90 bytes each) so that CreateSession "
+               "refuses them when proposed again");
+  flags.Seconds("session-tombstone-seconds", &c->session_tombstone_seconds, 0.001, 30 * 86400.0,
+                "how long an ended session's id stays refused");
 }
 
 }  // namespace
@@ -44,70 +243,8 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
       "flag given on the command line wins.",
       "onemodeld"};
   app.get_formatter()->column_width(44);
-  AddSetting(app, "listen", &c->listen, "gRPC listen address host:port (port 0 picks one)");
-  AddSetting(app, "metrics-listen", &c->metrics_listen,
-             "Prometheus /metrics address host:port; 'off' (or empty) disables it");
-  AddSetting(app, "ready-file", &c->ready_file,
-             "once serving, write grpc=, metrics= and instance= lines to this file");
-  AddSize(app, "pool-max-idle-bytes", &c->pool_max_idle_bytes,
-          "idle memory the shared pool keeps for reuse; beyond it released blocks are freed");
-  AddSize(app, "memory-limit", &c->memory_limit_bytes,
-          "ceiling on all memory rented from the pool; 0 means 80% of physical memory");
-  AddSetting(app, "max-sessions", &c->max_sessions, "sessions open at once")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  AddSize(app, "session-memory-default", &c->session_memory_default,
-          "memory limit of a session that asks for none");
-  AddSize(app, "session-memory-max", &c->session_memory_max,
-          "largest memory limit a session may ask for");
-  AddSetting(app, "idle-timeout", &c->idle_timeout_seconds,
-             "seconds without requests after which a session expires (default for sessions)")
-      ->check(CLI::PositiveNumber);
-  AddSetting(app, "max-idle-timeout", &c->max_idle_timeout_seconds,
-             "largest idle timeout a session may ask for, in seconds")
-      ->check(CLI::PositiveNumber);
-  AddSize(app, "max-message-bytes", &c->max_message_bytes,
-          "largest unary message; bigger tensors go through UploadTensor/DownloadTensor")
-      ->check(CLI::Range(int64_t{4096}, int64_t{2147483647}));
-  AddSetting(app, "max-run-operations", &c->max_run_operations, "operations in one Run request")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  AddSetting(app, "max-handles", &c->max_handles_per_session, "tensor handles a session may hold")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  AddSetting(app, "workers", &c->workers, "threads running session work; 0 means one per core")
-      ->check(CLI::Range(0, 1024));
-  AddSetting(app, "blas-threads", &c->blas_threads,
-             "threads one MatMul may use; 1 suits many sessions at once (they already run in "
-             "parallel), 0 means one per core (one big client)")
-      ->check(CLI::Range(0, 1024));
-  AddSetting(app, "log-level", &c->log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  AddSetting(app, "log-format", &c->log_format, "text (for people) or json (one object a line)")
-      ->check(CLI::IsMember({"text", "json"}));
-  AddSetting(app, "tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "tls-key", &c->tls_key, "PEM private key of --tls-cert")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "tls-client-ca", &c->tls_client_ca,
-             "PEM CA bundle; clients must present a certificate it signed (mutual TLS)")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "auth-token-file", &c->auth_token_file,
-             "file holding a bearer token; calls must send 'authorization: Bearer <token>' "
-             "(health checks stay open)")
-      ->check(CLI::ExistingFile);
-  AddSetting(app, "drain-seconds", &c->drain_seconds,
-             "on SIGTERM/SIGINT, how long in-flight requests may take to finish")
-      ->check(CLI::NonNegativeNumber);
-  AddSetting(app, "stream-idle-timeout", &c->stream_idle_timeout_seconds,
-             "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
-             "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on")
-      ->check(CLI::PositiveNumber);
-  AddSize(app, "stream-min-bytes-per-second", &c->stream_min_bytes_per_second,
-          "slowest rate an UploadTensor/DownloadTensor client may move data at, measured over "
-          "--stream-idle-timeout of waiting on it; slower ones are cancelled; 0: no minimum")
-      ->check(CLI::NonNegativeNumber);
-  AddSize(app, "max-upload-bytes-in-flight", &c->max_upload_bytes_in_flight,
-          "bytes all UploadTensor calls in flight may reserve for their announced sizes; 0 "
-          "means half of --memory-limit")
-      ->check(CLI::NonNegativeNumber);
+  Flags flags(app);
+  DefineFlags(flags, c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -141,6 +278,14 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   if (c->workers == 0)
     c->workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return -1;
+}
+
+std::vector<FlagRange> NumericFlagRanges() {
+  CLI::App app;
+  ServerConfig unused;
+  Flags flags(app);
+  DefineFlags(flags, &unused);
+  return flags.ranges();
 }
 
 int64_t EffectiveMemoryLimit(const ServerConfig& c) {

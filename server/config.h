@@ -3,7 +3,9 @@
 // Defaults need no file and no other service: `onemodeld` alone listens on 127.0.0.1:50051
 // with metrics on 127.0.0.1:9464. Each flag has an environment variable (flag name in upper
 // snake case after ONEMODEL_); a flag on the command line wins over the variable. Sizes take
-// units (64MiB, 1GiB, 4096); `onemodeld --help` documents each setting.
+// units (64MiB, 1GiB, 4096); `onemodeld --help` documents each setting and its range. Every
+// numeric setting has a range and must be finite: a value outside exits 2 with a message naming
+// the flag and the range (NumericFlagRanges lists them).
 //
 //   ServerConfig config;
 //   if (int exit_code = ParseConfig(argc, argv, &config); exit_code >= 0) return exit_code;
@@ -11,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace onemodel::server {
 
@@ -45,11 +48,25 @@ struct ServerConfig {
   int64_t stream_min_bytes_per_second = int64_t{64} << 10;
   // Bytes all uploads in flight may reserve at their headers; 0: half of the memory ceiling.
   int64_t max_upload_bytes_in_flight = 0;
+  // Ids of ended sessions kept (and how long) so that none is proposed again (RecentIds).
+  int64_t session_tombstones = 65536;
+  double session_tombstone_seconds = 3600;
+};
+
+// A numeric flag and the closed range ParseConfig accepts (anything else exits 2).
+struct FlagRange {
+  std::string flag;  // "--idle-timeout"
+  double min;
+  double max;
+  bool integer;
 };
 
 // Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for
 // main to return at once (0 after --help, 2 after printing a usage error).
 int ParseConfig(int argc, char** argv, ServerConfig* config);
+
+// Every numeric flag with its range, in --help order.
+std::vector<FlagRange> NumericFlagRanges();
 
 // The ceiling actually enforced: memory_limit_bytes, or 80% of physical memory when it is 0.
 int64_t EffectiveMemoryLimit(const ServerConfig& config);

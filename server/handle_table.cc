@@ -1,39 +1,26 @@
 #include "server/handle_table.h"
 
 #include <charconv>
-#include <random>
 
+#include "server/logging.h"
 #include "server/rpc_error.h"
+#include "server/siphash.h"
 
 namespace onemodel::server {
 namespace {
 
-uint64_t Mix(uint64_t x) {  // splitmix64's finalizer: every input bit moves every output bit
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-uint64_t RandomSecret() {
-  std::random_device device;
-  return (uint64_t{device()} << 32) ^ device();
-}
-
-std::string Quote(std::string_view handle) {
-  // Handles come from clients: show a bounded, printable prefix only.
-  std::string shown;
-  for (char c : handle.substr(0, 48)) shown += (c >= 0x20 && c < 0x7F) ? c : '?';
-  return "'" + shown + (handle.size() > 48 ? "...'" : "'");
-}
+// Handles come from clients: show a bounded, printable prefix only.
+std::string Quote(std::string_view handle) { return "'" + Printable(handle, 48) + "'"; }
 
 }  // namespace
 
-HandleTable::HandleTable(int64_t max_handles)
-    : max_handles_(max_handles), secret_(RandomSecret()) {}
+HandleTable::HandleTable(int64_t max_handles) : max_handles_(max_handles), key_(RandomSipKey()) {}
 
 uint64_t HandleTable::Tag(Placement placement, uint64_t serial) const {
-  return Mix(secret_ ^ Mix(serial * 2 + (placement == Placement::kArena ? 1 : 0)));
+  const uint64_t word = serial * 2 + (placement == Placement::kArena ? 1 : 0);
+  uint8_t message[8];
+  for (int i = 0; i < 8; ++i) message[i] = static_cast<uint8_t>(word >> (8 * i));
+  return SipHash24(key_, message);
 }
 
 void HandleTable::Reserve(int64_t count) const {

@@ -1,10 +1,11 @@
 // HandleTable: a session's names for the tensors it keeps on the server.
 //
 // A handle is "<p|a><serial>.<tag>": p for a tensor in the pool, a for one in the arena, a
-// serial unique within the session, and a 64-bit tag keyed by a per-session secret, so a
-// handle cannot be guessed and one session's handles mean nothing in another. Arena handles
-// are dropped at each arena reset; because serials only grow, a dropped arena handle is still
-// recognised afterwards and reported as stale rather than unknown.
+// serial unique within the session, and a 64-bit tag: SipHash-2-4 of the serial and placement
+// under a random per-session key, so a handle cannot be guessed or derived from other handles,
+// and one session's handles mean nothing in another. Arena handles are dropped at each arena
+// reset; because serials only grow, a dropped arena handle is still recognised afterwards and
+// reported as stale rather than unknown.
 //
 //   HandleTable table(max_handles);
 //   std::string h = table.Add(tensor, Placement::kArena, /*owns_buffer=*/true);
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/tensor/tensor.h"
+#include "server/siphash.h"
 
 namespace onemodel::server {
 
@@ -65,7 +67,7 @@ class HandleTable {
   std::unordered_map<uint64_t, HandleEntry>::const_iterator Locate(std::string_view handle) const;
 
   const int64_t max_handles_;
-  const uint64_t secret_;
+  const SipKey key_;  // per session, from the kernel CSPRNG
   uint64_t next_serial_ = 1;
   uint64_t arena_epoch_ = 1;  // arena handles with a smaller serial were reset away
   std::unordered_map<uint64_t, HandleEntry> entries_;

@@ -12,6 +12,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "server/logging.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -51,7 +52,7 @@ Layout ParseLayout(const OpCall& call) {
   if (name == "NHWC") return Layout::kNhwc;
   if (name == "BLOCKED") return Layout::kBlocked;
   throw InvalidArgument("attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
-                        name.substr(0, 32) + "\")");
+                        Printable(name, 32) + "\")");
 }
 
 MaxPool2dParams PoolParams(const OpCall& call) {
@@ -228,7 +229,7 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
     std::string known;
     for (std::string_view a : spec.attributes)
       known += (known.empty() ? "" : ", ") + std::string(a);
-    throw InvalidArgument("there is no attribute '" + name.substr(0, 64) + "' (" +
+    throw InvalidArgument("there is no attribute '" + Printable(name, 64) + "' (" +
                           (known.empty() ? "it takes none" : "it takes " + known) + ")");
   }
 }

@@ -29,8 +29,21 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string_view SessionHeaderOf(const grpc::CallbackServerContext& ctx) {
+  const auto [first, last] = ctx.client_metadata().equal_range(kSessionHeader);
+  for (auto it = first; it != last; ++it) {
+    if (it->second != first->second) {
+      throw InvalidArgument(
+          "the 'onemodel-session' header is sent more than once with different values; send "
+          "it once");
+    }
+  }
+  return first == last ? std::string_view()
+                       : std::string_view(first->second.data(), first->second.size());
+}
+
 std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::string& field) {
-  const std::string_view header = Metadata(ctx, kSessionHeader);
+  const std::string_view header = SessionHeaderOf(ctx);
   if (header.empty() && field.empty()) {
     throw InvalidArgument(
         "no session id: send the metadata header 'onemodel-session' or set session_id (create "

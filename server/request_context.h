@@ -25,6 +25,10 @@ inline constexpr char kSessionHeader[] = "onemodel-session";
 // The reply metadata header that names the server instance.
 inline constexpr char kInstanceHeader[] = "onemodel-instance";
 
+// The 'onemodel-session' header of a call, or empty. Throws RpcError INVALID_ARGUMENT when it
+// is sent more than once with different values (no copy may silently win).
+std::string_view SessionHeaderOf(const grpc::CallbackServerContext& ctx);
+
 // The session id of a call: the metadata header and the message field must agree when both
 // are given. Throws RpcError INVALID_ARGUMENT when neither is given or they differ.
 std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::string& field);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/memory/memory_budget.h"
+#include "server/logging.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/stats_proto.h"
@@ -160,9 +161,7 @@ OneModelService::Unary* OneModelService::CreateSession(Context* ctx,
     r.idle_timeout_ms = request->idle_timeout_ms();
     r.client_name = request->client_name();
     // A proxy's placement key becomes the id, so the proxy routes the session's calls back here.
-    const auto& metadata = call.ctx->client_metadata();
-    const auto proposed = metadata.find(kSessionHeader);
-    if (proposed != metadata.end()) r.id.assign(proposed->second.data(), proposed->second.size());
+    r.id = SessionHeaderOf(*call.ctx);
     std::shared_ptr<Session> s = sessions_.Create(r);
     call.session_serial = s->serial();
     const SessionOptions& o = s->options();
@@ -177,7 +176,7 @@ OneModelService::Unary* OneModelService::CreateSession(Context* ctx,
         "request {} session s{} created: kernels {}, memory limit {}, idle timeout {} ms, "
         "arena chunk {}, client '{}'",
         call.request_id, o.serial, o.kernels->name(), FormatBytes(o.memory_limit_bytes),
-        o.idle_timeout.count(), FormatBytes(o.arena_chunk_bytes), o.client_name);
+        o.idle_timeout.count(), FormatBytes(o.arena_chunk_bytes), Printable(o.client_name, 128));
   });
 }
 

@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <vector>
 
 #include "core/kernels/kernel_set.h"
+#include "server/logging.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -21,6 +23,13 @@ std::string NewSessionId() {
     for (int shift = 28; shift >= 0; shift -= 4) id += "0123456789abcdef"[(word >> shift) & 15];
   }
   return id;
+}
+
+// "3600 s", "0.25 s".
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", seconds);
+  return text;
 }
 
 constexpr int64_t kMinChunkBytes = 4096;
@@ -49,6 +58,9 @@ SessionManager::SessionManager(const ServerConfig& config, BufferPool& pool, Wor
       server_budget_("server memory ceiling (--memory-limit)", EffectiveMemoryLimit(config)),
       upload_budget_("uploads in flight (--max-upload-bytes-in-flight)",
                      EffectiveUploadLimit(config)),
+      ended_ids_(static_cast<size_t>(config.session_tombstones),
+                 std::chrono::duration_cast<RecentIds::Clock::duration>(
+                     std::chrono::duration<double>(config.session_tombstone_seconds))),
       reaper_([this] { ReapLoop(); }) {}
 
 SessionManager::~SessionManager() {
@@ -110,6 +122,7 @@ std::shared_ptr<Session> SessionManager::Create(const SessionRequest& r) {
                    "the proposed session id (the 'onemodel-session' header of CreateSession) is "
                    "in use; propose another random id or send none");
   }
+  if (!r.id.empty()) CheckNotRecent(o.id);
   if (static_cast<int64_t>(sessions_.size()) >= config_.max_sessions) {
     throw ResourceExhausted("the server has " + std::to_string(config_.max_sessions) +
                             " sessions open, its --max-sessions limit; close sessions you no "
@@ -122,6 +135,26 @@ std::shared_ptr<Session> SessionManager::Create(const SessionRequest& r) {
   return session;
 }
 
+void SessionManager::CheckNotRecent(const std::string& id) {
+  switch (ended_ids_.Check(id, RecentIds::Clock::now())) {
+    case RecentIds::kFree:
+      return;
+    case RecentIds::kRecent:
+      throw RpcError(grpc::StatusCode::ALREADY_EXISTS,
+                     "the proposed session id (the 'onemodel-session' header of CreateSession) "
+                     "belonged to a session that ended less than " +
+                         FormatSeconds(config_.session_tombstone_seconds) +
+                         " ago (--session-tombstone-seconds), and a client may still be using "
+                         "it; propose another random id or send none");
+    case RecentIds::kUnknown:
+      throw ResourceExhausted(
+          "more than " + std::to_string(config_.session_tombstones) +
+          " sessions ended within --session-tombstone-seconds (--session-tombstones), so the "
+          "server cannot tell whether the proposed session id (the 'onemodel-session' header of "
+          "CreateSession) is one of them; send none to get a random id, or try again later");
+  }
+}
+
 std::shared_ptr<Session> SessionManager::Find(const std::string& id) const {
   {
     std::lock_guard guard(mutex_);
@@ -129,9 +162,7 @@ std::shared_ptr<Session> SessionManager::Find(const std::string& id) const {
     if (it != sessions_.end()) return it->second;
   }
   // Ids are secrets that messages reach logs with: show only enough to tell them apart.
-  std::string shown = id.substr(0, 6);
-  for (char& c : shown) c = (c >= 0x20 && c < 0x7F) ? c : '?';
-  throw NotFound("session '" + shown + (id.size() > 6 ? "...'" : "'") +
+  throw NotFound("session '" + Printable(id, 6) + "'" +
                  " not found: it was closed, expired after its idle timeout, or belongs to "
                  "another server instance; create a new session");
 }
@@ -149,6 +180,7 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
       throw NotFound("session s" + std::to_string(session->serial()) +
                      " not found: it is already closing");
     }
+    ended_ids_.Add(session->id(), RecentIds::Clock::now());
     ++closing_;
   }
   Session* s = session.get();

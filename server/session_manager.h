@@ -22,6 +22,7 @@
 #include "core/memory/buffer_pool.h"
 #include "core/memory/memory_budget.h"
 #include "server/config.h"
+#include "server/recent_ids.h"
 #include "server/server_snapshot.h"
 #include "server/session.h"
 
@@ -53,8 +54,9 @@ class SessionManager {
   ~SessionManager();
 
   // A new session. Throws RpcError: INVALID_ARGUMENT for a bad option or proposed id,
-  // ALREADY_EXISTS for a proposed id in use, RESOURCE_EXHAUSTED for --max-sessions or a memory
-  // limit above --session-memory-max.
+  // ALREADY_EXISTS for a proposed id in use or of a session that ended less than
+  // --session-tombstone-seconds ago, RESOURCE_EXHAUSTED for --max-sessions, a memory limit
+  // above --session-memory-max, or a proposed id while ended ids had to be forgotten early.
   std::shared_ptr<Session> Create(const SessionRequest& request);
   // The open session `id`, or throws RpcError NOT_FOUND.
   std::shared_ptr<Session> Find(const std::string& id) const;
@@ -75,6 +77,8 @@ class SessionManager {
   void End(std::shared_ptr<Session> session, EndReason reason,
            std::function<void(int64_t leaked, int64_t bytes)> done);
   void ReapLoop();
+  // Throws RpcError unless `id` may be given to a new session (see Create); mutex_ is held.
+  void CheckNotRecent(const std::string& id);
 
   const ServerConfig& config_;
   BufferPool& pool_;
@@ -85,6 +89,7 @@ class SessionManager {
 
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Session>> sessions_;
+  RecentIds ended_ids_;  // refused when proposed again
   int64_t next_serial_ = 1;
   SessionCounters counters_;
   int64_t closing_ = 0;  // closes posted and not finished

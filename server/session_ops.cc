@@ -7,6 +7,7 @@
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/conversion.h"
+#include "server/logging.h"
 #include "server/op_registry.h"
 #include "server/request_context.h"
 #include "server/rpc_error.h"
@@ -153,7 +154,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       CheckLive(ctx, "after " + std::to_string(i) + " of " + std::to_string(n) + " operations");
       const OpSpec* spec = FindOp(op.op());
       if (!spec) {
-        throw InvalidArgument("unknown operation '" + op.op().substr(0, 64) +
+        throw InvalidArgument("unknown operation '" + Printable(op.op(), 64) +
                               "'; docs/protocol.md lists the operations");
       }
       CheckSignature(*spec, op.inputs_size(), op.attributes());
@@ -173,7 +174,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       DisposeUnnamed(session, results, owns);
       const grpc::Status status = CurrentExceptionStatus();
       throw RpcError(status.error_code(), "operation " + std::to_string(i) + " (" +
-                                              op.op().substr(0, 64) +
+                                              Printable(op.op(), 64) +
                                               "): " + status.error_message());
     }
   }
@@ -220,7 +221,7 @@ int64_t ReleaseHandles(Session& session,
   for (const std::string& h : handles) {
     session.handles().CheckExists(h);
     if (!seen.insert(h).second) {
-      throw InvalidArgument("handle '" + h.substr(0, 48) +
+      throw InvalidArgument("handle '" + Printable(h, 48) +
                             "' is listed twice; nothing was released");
     }
   }

@@ -2,7 +2,6 @@
 // by a per-session secret, and neither they nor the bearer token reach the logs or metrics.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <array>
 #include <bitset>
@@ -13,6 +12,7 @@
 
 #include "tests/client/server_test.h"
 #include "tests/security/certificates.h"
+#include "tests/security/logged_server.h"
 
 namespace onemodel::testing {
 namespace {
@@ -122,49 +122,11 @@ TEST_F(SecrecyTest, MetricsNameSessionsBySerialOnly) {
   EXPECT_EQ(metrics.find(session.id().substr(0, 8)), std::string::npos);
 }
 
-// A server whose stderr goes to a file: a wrapper script replaces the harness's log level
-// with trace and JSON lines.
-class LoggedServer {
- public:
-  explicit LoggedServer(std::vector<std::string> flags) {
-    const TestCertificates& pki = TestCertificates::Shared();
-    log_ = pki.Path("onemodeld.log");
-    const std::string wrapper = pki.Path("onemodeld-logged");
-    std::ofstream(wrapper) << "#!/bin/sh\n"
-                              "skip=0\n"
-                              "for a in \"$@\"; do\n"
-                              "  shift\n"
-                              "  if [ $skip = 1 ]; then skip=0; continue; fi\n"
-                              "  if [ \"$a\" = --log-level ]; then skip=1; continue; fi\n"
-                              "  set -- \"$@\" \"$a\"\n"
-                              "done\n"
-                              "exec '" ONEMODELD_PATH
-                              "' \"$@\" --log-level trace --log-format json"
-                              " 2>'"
-                           << log_ << "'\n";
-    chmod(wrapper.c_str(), 0700);
-    server_ = std::make_unique<ServerProcess>(std::move(flags), wrapper);
-  }
-  ServerProcess& server() { return *server_; }
-  // Stops the server and returns everything it logged.
-  std::string StopAndReadLog() {
-    EXPECT_TRUE(server_->Stop().ok());
-    std::ifstream in(log_);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  std::string log_;
-  std::unique_ptr<ServerProcess> server_;
-};
-
 TEST(LogSecrecyTest, AWholeSessionLogsNoSessionIdHandleTagOrToken) {
   const std::string token = "log-secret-token-93b1c7d2e8f04a65";
   const std::string token_file = TestCertificates::Shared().Path("log-token");
   std::ofstream(token_file) << token;
-  LoggedServer logged({"--auth-token-file", token_file});
+  LoggedServer logged({"--auth-token-file", token_file}, "json");
   std::string id;
   std::string w_serial;  // "p1": the handle without its tag
   std::vector<std::string> tags;
