@@ -76,21 +76,20 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
     seed_owned = true;
   }
 
-  // Dependents per record in the subgraph reachable from the root.
+  // Dependents per node in the subgraph reachable from the root, counted with an explicit
+  // stack (a graph may be millions of records deep). A record is pushed when its first
+  // dependent is counted; the root has none.
   AutogradNode* root_node = root.autograd_node().get();
   std::unordered_map<const AutogradNode*, int> dependents;
   std::vector<const BackwardRecord*> stack;
   if (!root_node->IsLeaf()) stack.push_back(static_cast<const BackwardRecord*>(root_node));
-  std::unordered_set<const BackwardRecord*> seen(stack.begin(), stack.end());
   while (!stack.empty()) {
     const BackwardRecord* r = stack.back();
     stack.pop_back();
     for (const RecordInput& in : r->inputs()) {
       if (!in.node) continue;
-      ++dependents[in.node.get()];
-      if (!in.node->IsLeaf()) {
-        const auto* next = static_cast<const BackwardRecord*>(in.node.get());
-        if (seen.insert(next).second) stack.push_back(next);
+      if (++dependents[in.node.get()] == 1 && !in.node->IsLeaf()) {
+        stack.push_back(static_cast<const BackwardRecord*>(in.node.get()));
       }
     }
   }
