@@ -53,8 +53,7 @@ int64_t Session::ChargeQueued() {
     budget_.Charge(kQueuedRequestBytes);
   } catch (const MemoryLimitException& e) {
     throw ResourceExhausted("the request would wait behind the session's others, which needs " +
-                            std::to_string(kQueuedRequestBytes) +
-                            " B of its memory: " + e.what() +
+                            std::to_string(kQueuedRequestBytes) + " B of its memory: " + e.what() +
                             "; or send fewer requests at a time");
   }
   return kQueuedRequestBytes;

@@ -120,9 +120,11 @@ bool BackwardRecord::ChargeTo(MemoryBudget& budget) {
     budget.Charge(bytes);
   } catch (const MemoryLimitException& e) {
     throw MemoryLimitException("the backward record of " + std::string(OpKindName(op_)) +
-                               " needs " + FormatBytes(bytes) + " (records are kept while a "
+                               " needs " + FormatBytes(bytes) +
+                               " (records are kept while a "
                                "result that needs gradients is held; release such results, or "
-                               "run with no_grad when no gradient is needed): " + e.what());
+                               "run with no_grad when no gradient is needed): " +
+                               e.what());
   }
   budget_ = &budget;
   charged_ = bytes;

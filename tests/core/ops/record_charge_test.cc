@@ -2,7 +2,6 @@
 // each new record once, destroying a record refunds it, a short budget refuses with a message
 // that says what to do, and the charge covers what a record really takes on the heap.
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <string>
 
@@ -12,6 +11,7 @@
 #include "core/memory/buffer_pool.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/softmax.h"
+#include "tests/common/heap_bytes.h"
 
 namespace onemodel {
 namespace {
@@ -83,16 +83,15 @@ TEST_F(RecordChargeTest, TheChargeCoversWhatRecordsReallyTake) {
   for (const Case& c : cases) {
     MemoryBudget charged("charged", int64_t{1} << 40);
     Tensor y = c.op(Filled(Shape{4}, 0.5f).WithRequiresGrad(), ctx_);  // warms the pool
-    const size_t before = mallinfo2().uordblks;
+    const int64_t before = testing::HeapBytesInUse();
     for (int i = 0; i < kCount; ++i) {
       Tensor next = c.op(y, ctx_);
       y.Dispose();
       y = next;
       ChargeGraph(y, charged);
     }
-    const size_t after = mallinfo2().uordblks;
-    if (after == 0) GTEST_SKIP() << "no glibc heap statistics (sanitizer build)";
-    const auto measured = static_cast<int64_t>((after - before) / kCount);
+    if (before < 0) GTEST_SKIP() << "no glibc heap figures under a sanitizer";
+    const int64_t measured = (testing::HeapBytesInUse() - before) / kCount;
     const int64_t per_record = charged.used() / kCount;
     RecordProperty(std::string(c.name) + "_measured_bytes_per_record", std::to_string(measured));
     RecordProperty(std::string(c.name) + "_charged_bytes_per_record", std::to_string(per_record));

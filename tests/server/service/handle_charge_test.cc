@@ -2,7 +2,6 @@
 // session with a small quota cannot hold millions of handles, and forgotten entries give
 // their bytes back.
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <string>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "core/memory/buffer_pool.h"
 #include "server/handle_table.h"
 #include "server/rpc_error.h"
+#include "tests/common/heap_bytes.h"
 
 namespace onemodel::server {
 namespace {
@@ -82,13 +82,12 @@ TEST_F(HandleChargeTest, TheChargeCoversWhatAnEntryReallyTakes) {
   // leaf node), in pool and arena, in a table with no budget.
   constexpr int kCount = 100000;
   HandleTable table(kCount);
-  const size_t before = mallinfo2().uordblks;
+  const int64_t before = testing::HeapBytesInUse();
   for (int i = 0; i < kCount; ++i) {
     table.Add(tensor_.WithRequiresGrad(), i % 2 ? Placement::kArena : Placement::kPool, false);
   }
-  const auto per_entry =
-      static_cast<int64_t>((mallinfo2().uordblks - before) / static_cast<size_t>(kCount));
-  if (mallinfo2().uordblks == 0) GTEST_SKIP() << "no glibc heap statistics (sanitizer build)";
+  if (before < 0) GTEST_SKIP() << "no glibc heap figures under a sanitizer";
+  const int64_t per_entry = (testing::HeapBytesInUse() - before) / kCount;
   RecordProperty("measured_bytes_per_handle", std::to_string(per_entry));
   RecordProperty("charged_bytes_per_handle", std::to_string(kEntry));
   EXPECT_LE(per_entry, kEntry);
