@@ -16,10 +16,6 @@
 #include "core/memory/buffer_pool.h"
 #include "core/ops/elementwise.h"
 
-#ifndef ONEMODEL_DEEP_CHAIN_RECORDS
-#define ONEMODEL_DEEP_CHAIN_RECORDS 10000000
-#endif
-
 namespace onemodel {
 namespace {
 
