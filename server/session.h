@@ -67,8 +67,8 @@ class Session {
   // True once Close() ran: requests still queued behind the close must fail (any thread).
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   // What a request posted now to a busy strand holds while it waits: its task's closure, the
-  // std::functions around it and its queue slot (about 300 B measured by sizeof in a debug
-  // build, rounded up). The request message itself is gRPC's memory.
+  // two std::functions around it and its queue slot (about 250 B added up from the types'
+  // sizes, rounded up). The request message itself is gRPC's memory.
   static constexpr int64_t kQueuedRequestBytes = 512;
   // Charges kQueuedRequestBytes to the budget when the strand is busy (the request will
   // wait) and returns what it charged (0 or that), for the request to give back with
