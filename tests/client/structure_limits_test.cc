@@ -1,11 +1,14 @@
 // What grows with a session's requests besides tensor data is charged to its memory limit
-// (issue 19, finding 3): handle-table entries and backward records. A 1 MiB session could
+// (issue 19, finding 3): handle-table entries, backward records and requests waiting on the
+// session's strand. A 1 MiB session could
 // hold the default 2^20 handles before (about 200 MiB of server memory); now passing its limit
 // answers RESOURCE_EXHAUSTED with a message naming the limit and what to do, the session keeps
 // working, and released handles give their bytes back.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/client/server_test.h"
@@ -121,6 +124,74 @@ TEST_F(StructureLimitsTest, BackwardRecordsAreChargedToTheSessionMemoryLimit) {
   session.ResetArena();
   chain(false);  // the records' bytes came back with the reset
   ExpectUsable(session, x);
+}
+
+TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
+  // 128 KiB: after the long run's own charges, room for about 130 waiting requests of 512 B.
+  Session session =
+      client().CreateSession({.arena_chunk_bytes = 4096, .memory_limit_bytes = 128 << 10});
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  // Sums over views of 2^26 elements: seconds of work and no memory. A 3 s deadline ends it
+  // between operations, so the strand is busy for about 3 s in any build.
+  RunBuilder slow;
+  for (int i = 0; i < 128; ++i)
+    slow.Op("Sum", {slow.Op("Expand", {one}, {{"shape", Ints{1 << 26}}})});
+  v1::RunRequest request = slow.request();
+  request.set_session_id(session.id());
+  std::thread runner([&] {
+    grpc::ClientContext context;
+    context.AddMetadata("onemodel-session", session.id());
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    v1::RunReply reply;
+    const grpc::Status status =
+        v1::OneModel::NewStub(client().channel())->Run(&context, request, &reply);
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run has arrived
+
+  constexpr int kWaiting = 400;
+  auto stub = v1::OneModel::NewStub(client().channel());
+  grpc::CompletionQueue queue;
+  struct Call {
+    grpc::ClientContext context;
+    v1::TensorInfo info;
+    grpc::Status status;
+  };
+  std::vector<Call> calls(kWaiting);
+  v1::DescribeTensorRequest describe;
+  describe.set_session_id(session.id());
+  describe.set_handle(x.id());
+  for (Call& call : calls) {
+    stub->AsyncDescribeTensor(&call.context, describe, &queue)
+        ->Finish(&call.info, &call.status, &call);
+  }
+  int refused = 0;
+  int answered = 0;
+  for (int i = 0; i < kWaiting; ++i) {
+    void* tag = nullptr;
+    bool ok = false;
+    ASSERT_TRUE(queue.Next(&tag, &ok));
+    const grpc::Status& status = static_cast<Call*>(tag)->status;
+    if (status.ok()) {
+      ++answered;
+    } else {
+      EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+      EXPECT_NE(status.error_message().find("fewer requests at a time"), std::string::npos)
+          << status.error_message();
+      ++refused;
+    }
+  }
+  runner.join();
+  RecordProperty("waiting_requests_answered", std::to_string(answered));
+  EXPECT_GT(refused, 0) << "400 requests waited in a 128 KiB session";
+  EXPECT_GT(answered, 0);
+  queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
+  }
+  ExpectUsable(session, x);  // the waiting requests' bytes came back
 }
 
 }  // namespace
