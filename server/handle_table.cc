@@ -1,7 +1,9 @@
 #include "server/handle_table.h"
 
+#include <algorithm>
 #include <charconv>
 
+#include "core/common/exceptions.h"
 #include "server/logging.h"
 #include "server/rpc_error.h"
 #include "server/siphash.h"
@@ -14,7 +16,8 @@ std::string Quote(std::string_view handle) { return "'" + Printable(handle, 48) 
 
 }  // namespace
 
-HandleTable::HandleTable(int64_t max_handles) : max_handles_(max_handles), key_(RandomSipKey()) {}
+HandleTable::HandleTable(int64_t max_handles, MemoryBudget* budget)
+    : max_handles_(max_handles), budget_(budget), key_(RandomSipKey()) {}
 
 uint64_t HandleTable::Tag(Placement placement, uint64_t serial) const {
   const uint64_t word = serial * 2 + (placement == Placement::kArena ? 1 : 0);
@@ -23,20 +26,43 @@ uint64_t HandleTable::Tag(Placement placement, uint64_t serial) const {
   return SipHash24(key_, message);
 }
 
-void HandleTable::Reserve(int64_t count) const {
-  if (count > max_handles_ - size()) {
+HandleTable::Reservation::~Reservation() { table_.Unreserve(count_); }
+
+HandleTable::Reservation HandleTable::Reserve(int64_t count) {
+  if (count > max_handles_ - size() - reserved_) {
     throw ResourceExhausted("the session holds " + std::to_string(size()) + " tensor handles and " +
                             std::to_string(count) + " more would pass the server's limit of " +
                             std::to_string(max_handles_) +
                             " (--max-handles); release handles you no longer need or reset the "
                             "arena");
   }
+  if (budget_) {
+    try {
+      budget_->Charge(count * kEntryBytes);
+    } catch (const MemoryLimitException& e) {
+      throw ResourceExhausted(std::to_string(count) + " more tensor handles need " +
+                              FormatBytes(count * kEntryBytes) + " of the session's memory (" +
+                              std::to_string(kEntryBytes) + " B each): " + e.what());
+    }
+  }
+  reserved_ += count;
+  return Reservation(*this, count);
+}
+
+void HandleTable::Unreserve(int64_t count) {
+  const int64_t unused = std::min(count, reserved_);
+  reserved_ -= unused;
+  if (budget_) budget_->Refund(unused * kEntryBytes);
 }
 
 std::string HandleTable::Add(const Tensor& tensor, Placement placement, bool owns_buffer) {
-  Reserve(1);
+  if (reserved_ == 0) {
+    const Reservation one = Reserve(1);
+    return Add(tensor, placement, owns_buffer);  // uses it
+  }
   const uint64_t serial = next_serial_++;
   entries_.emplace(serial, HandleEntry{tensor, placement, owns_buffer});
+  --reserved_;  // the entry keeps the reserved charge until it is forgotten
   if (placement == Placement::kArena) arena_serials_.push_back(serial);
   char text[48];
   text[0] = placement == Placement::kArena ? 'a' : 'p';
@@ -96,7 +122,9 @@ const HandleEntry& HandleTable::Find(std::string_view handle) const {
 
 HandleEntry HandleTable::Remove(std::string_view handle) {
   // arena_serials_ may keep the serial; ResetArena skips serials no longer present.
-  return std::move(entries_.extract(Locate(handle)).mapped());
+  HandleEntry entry = std::move(entries_.extract(Locate(handle)).mapped());
+  Refund(1);
+  return entry;
 }
 
 int64_t HandleTable::ResetArena() {
@@ -104,13 +132,20 @@ int64_t HandleTable::ResetArena() {
   for (uint64_t serial : arena_serials_) dropped += static_cast<int64_t>(entries_.erase(serial));
   arena_serials_.clear();
   arena_epoch_ = next_serial_;
+  Refund(dropped);
   return dropped;
 }
 
 void HandleTable::Clear() {
+  const int64_t dropped = size();
   entries_.clear();
   arena_serials_.clear();
   arena_epoch_ = next_serial_;
+  Refund(dropped);
+}
+
+void HandleTable::Refund(int64_t entries) {
+  if (budget_) budget_->Refund(entries * kEntryBytes);
 }
 
 }  // namespace onemodel::server

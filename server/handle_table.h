@@ -11,6 +11,9 @@
 //   std::string h = table.Add(tensor, Placement::kArena, /*owns_buffer=*/true);
 //   const HandleEntry& e = table.Find(h);   // throws RpcError: NOT_FOUND or FAILED_PRECONDITION
 //   table.ResetArena();                     // h is now stale
+//
+// Each entry is charged to the session's memory budget (kEntryBytes) while it lives, so the
+// table is bounded by the session's memory limit as well as by --max-handles.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/memory/memory_budget.h"
 #include "core/tensor/tensor.h"
 #include "server/siphash.h"
 
@@ -34,11 +38,39 @@ struct HandleEntry {
 
 class HandleTable {
  public:
-  explicit HandleTable(int64_t max_handles);
+  // What one handle costs its session's budget: the map node holding the entry (as glibc
+  // allocates it), its share of the buckets and of the arena list (both up to twice the
+  // entries after growth), and a leaf node for a tensor that requires gradients.
+  static constexpr int64_t kEntryBytes =
+      HeapBlockBytes(static_cast<int64_t>(2 * sizeof(void*) + sizeof(HandleEntry))) +
+      static_cast<int64_t>(2 * sizeof(void*) + 2 * sizeof(uint64_t)) +
+      HeapBlockBytes(static_cast<int64_t>(3 * sizeof(void*)));
 
-  // Throws RpcError (RESOURCE_EXHAUSTED) unless `count` more handles fit.
-  void Reserve(int64_t count) const;
-  // Names `tensor`; throws RpcError (RESOURCE_EXHAUSTED) when the table is full.
+  // Room for handles taken by Reserve() and held until Add() uses it or this ends.
+  class Reservation {
+   public:
+    ~Reservation();
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+
+   private:
+    friend class HandleTable;
+    Reservation(HandleTable& table, int64_t count) : table_(table), count_(count) {}
+    HandleTable& table_;
+    int64_t count_;
+  };
+
+  // Charges kEntryBytes per live entry to `budget` (the session's), when given.
+  explicit HandleTable(int64_t max_handles, MemoryBudget* budget = nullptr);
+  ~HandleTable() { Clear(); }
+  HandleTable(const HandleTable&) = delete;
+  HandleTable& operator=(const HandleTable&) = delete;
+
+  // Takes room for `count` more handles, in number and in the budget, for the next Add()s.
+  // Throws RpcError (RESOURCE_EXHAUSTED) naming --max-handles or the memory limit, taking
+  // nothing, unless they fit.
+  [[nodiscard]] Reservation Reserve(int64_t count);
+  // Names `tensor`, using reserved room if any; throws Reserve(1)'s errors.
   std::string Add(const Tensor& tensor, Placement placement, bool owns_buffer);
   // The live entry of `handle`. Throws RpcError: NOT_FOUND for a handle that is malformed,
   // of another session, released or never made; FAILED_PRECONDITION for an arena handle
@@ -66,8 +98,15 @@ class HandleTable {
   // The entry of a well-formed handle, or the error for it.
   std::unordered_map<uint64_t, HandleEntry>::const_iterator Locate(std::string_view handle) const;
 
+  // Gives back up to `count` reserved handles that Add() did not use.
+  void Unreserve(int64_t count);
+  // Gives back the charge of `entries` forgotten entries.
+  void Refund(int64_t entries);
+
   const int64_t max_handles_;
-  const SipKey key_;  // per session, from the kernel CSPRNG
+  MemoryBudget* const budget_;
+  int64_t reserved_ = 0;  // handles charged by a Reservation and not yet added
+  const SipKey key_;      // per session, from the kernel CSPRNG
   uint64_t next_serial_ = 1;
   uint64_t arena_epoch_ = 1;  // arena handles with a smaller serial were reset away
   std::unordered_map<uint64_t, HandleEntry> entries_;

@@ -113,9 +113,13 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   Unary* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
+  int64_t queued = 0;  // charged while the request waits; the calls that free memory are not
   try {
     Begin(call);
     session = SessionOf(call, session_field);
+    if (method != Method::kReleaseTensors && method != Method::kResetArena) {
+      queued = session->ChargeQueued();
+    }
   } catch (...) {
     const grpc::Status status = CurrentExceptionStatus();
     End(call, status);
@@ -124,7 +128,8 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   }
   Session& s = *session;
   s.strand().Post([this, reactor, call = std::move(call), session = std::move(session),
-                   work = std::move(work)] {
+                   work = std::move(work), queued] {
+    session->budget().Refund(queued);
     grpc::Status status;
     try {
       CheckOpen(*session);

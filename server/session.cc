@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "core/common/exceptions.h"
+#include "server/rpc_error.h"
 
 namespace onemodel::server {
 
@@ -12,7 +13,7 @@ Session::Session(const SessionOptions& options, BufferPool& pool, MemoryBudget* 
       budget_("session memory limit", options.memory_limit_bytes, server_budget),
       ledger_(pool, &budget_),
       arena_(pool, options.arena_chunk_bytes, &budget_),
-      handles_(options.max_handles),
+      handles_(options.max_handles, &budget_),
       strand_(workers),
       last_used_(Clock::now().time_since_epoch().count()) {
   published_.serial = options.serial;
@@ -44,6 +45,18 @@ int64_t Session::Close() {
   Publish();
   if (overrun) std::rethrow_exception(overrun);
   return ledger_.leaked() - leaked_before;
+}
+
+int64_t Session::ChargeQueued() {
+  if (!strand_.busy()) return 0;
+  try {
+    budget_.Charge(kQueuedRequestBytes);
+  } catch (const MemoryLimitException& e) {
+    throw ResourceExhausted("the request would wait behind the session's others, which needs " +
+                            std::to_string(kQueuedRequestBytes) + " B of its memory: " + e.what() +
+                            "; or send fewer requests at a time");
+  }
+  return kQueuedRequestBytes;
 }
 
 void Session::Publish() {

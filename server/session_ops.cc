@@ -139,7 +139,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
         std::to_string(max_operations) + " (--max-run-operations); split it into several runs");
   }
   if (request.reset_arena()) session.ResetArena();
-  session.handles().Reserve(n);
+  const HandleTable::Reservation room = session.handles().Reserve(n);
   std::optional<NoGrad> no_grad;
   if (request.no_grad()) no_grad.emplace();
 
@@ -170,6 +170,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       owns.push_back(OwnsBuffer(y, inputs));
       placements.push_back(placement);
       results.push_back(y);
+      ChargeGraph(y, session.budget());  // the records this operation made
     } catch (...) {
       DisposeUnnamed(session, results, owns);
       const grpc::Status status = CurrentExceptionStatus();
@@ -197,7 +198,8 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
   std::vector<Tensor> inputs;
   for (const std::string& h : request.inputs()) inputs.push_back(session.handles().Find(h).tensor);
   known.insert(known.end(), inputs.begin(), inputs.end());
-  session.handles().Reserve(static_cast<int64_t>(inputs.size()));
+  const HandleTable::Reservation room =
+      session.handles().Reserve(static_cast<int64_t>(inputs.size()));
 
   const Placement placement = PlacementOf(request.placement(), Placement::kArena);
   // The engine's seed and intermediate gradients go to the arena whatever the placement, so

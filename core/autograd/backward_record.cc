@@ -1,5 +1,6 @@
 #include "core/autograd/backward_record.h"
 
+#include <iterator>
 #include <string>
 
 #include "core/autograd/grad_mode.h"
@@ -44,6 +45,28 @@ bool BackwardRecord::HasSaved(int slot) const {
          !saved_[static_cast<size_t>(slot)].empty();
 }
 
+BackwardRecord::~BackwardRecord() {
+  Release();
+  if (budget_) budget_->Refund(charged_);
+  // Each input record this one holds the last reference to gives up its own inputs before it
+  // is destroyed, so its destructor finds nothing to follow. A reference held elsewhere (a
+  // handle, another record, another thread) is just dropped; whoever drops it last frees
+  // that record the same way.
+  std::vector<RecordInput> pending = std::move(inputs_);
+  while (!pending.empty()) {
+    std::shared_ptr<AutogradNode> node = std::move(pending.back().node);
+    pending.pop_back();
+    if (!node || node.use_count() != 1 || node->IsLeaf()) continue;
+    std::vector<RecordInput>& next = static_cast<BackwardRecord&>(*node).inputs_;
+    if (pending.empty()) {
+      pending.swap(next);  // a chain: no allocation
+    } else {
+      std::move(next.begin(), next.end(), std::back_inserter(pending));
+      next.clear();
+    }
+  }  // `node` is destroyed at the end of each iteration, with no inputs left
+}
+
 void BackwardRecord::AddInput(const Tensor& input) {
   inputs_.push_back({input.autograd_node(), input.shape(), input.dtype()});
 }
@@ -71,6 +94,53 @@ void BackwardRecord::Release() {
   }
   owned_.clear();
   saved_.clear();
+}
+
+namespace {
+
+template <typename T>
+int64_t VectorHeap(const std::vector<T>& v) {
+  return v.capacity() == 0 ? 0 : HeapBlockBytes(static_cast<int64_t>(v.capacity() * sizeof(T)));
+}
+
+}  // namespace
+
+int64_t BackwardRecord::Footprint() const {
+  // make_shared puts the control block (two counts and a vtable) in the same block.
+  constexpr int64_t kControlBlock = 16;
+  return HeapBlockBytes(static_cast<int64_t>(sizeof(BackwardRecord)) + kControlBlock) +
+         VectorHeap(inputs_) + VectorHeap(saved_) + VectorHeap(owned_) + VectorHeap(ints_) +
+         VectorHeap(floats_);
+}
+
+bool BackwardRecord::ChargeTo(MemoryBudget& budget) {
+  if (budget_) return false;
+  const int64_t bytes = Footprint();
+  try {
+    budget.Charge(bytes);
+  } catch (const MemoryLimitException& e) {
+    throw MemoryLimitException("the backward record of " + std::string(OpKindName(op_)) +
+                               " needs " + FormatBytes(bytes) +
+                               " (records are kept while a "
+                               "result that needs gradients is held; release such results, or "
+                               "run with no_grad when no gradient is needed): " +
+                               e.what());
+  }
+  budget_ = &budget;
+  charged_ = bytes;
+  return true;
+}
+
+void ChargeGraph(const Tensor& t, MemoryBudget& budget) {
+  std::vector<AutogradNode*> pending{t.autograd_node().get()};
+  while (!pending.empty()) {
+    AutogradNode* node = pending.back();
+    pending.pop_back();
+    if (!node || node->IsLeaf()) continue;
+    auto& record = static_cast<BackwardRecord&>(*node);
+    if (!record.ChargeTo(budget)) continue;
+    for (const RecordInput& in : record.inputs()) pending.push_back(in.node.get());
+  }
 }
 
 const BackwardRecord* GradFn(const Tensor& t) {

@@ -6,6 +6,11 @@
 // and type; positional Saved slots (tensors sharing storage with the originals, with the
 // version at save time; empty when the op does not need one); tensors the record created
 // itself (index tensors, intermediates), freed by Release(); and Ints/Floats attributes.
+// A server charges each record's heap (Footprint()) to the session's budget (ChargeGraph).
+//
+// Records hold their inputs' records, so a graph is a chain of shared_ptrs as long as the
+// client made it (millions of records); dropping it and the engine's walks over it are loops
+// with explicit work lists, never recursion.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <vector>
 
 #include "core/autograd/op_context.h"
+#include "core/memory/memory_budget.h"
 #include "core/tensor/tensor.h"
 
 namespace onemodel {
@@ -101,7 +107,11 @@ struct RecordInput {
 class BackwardRecord final : public AutogradNode {
  public:
   BackwardRecord(OpKind op, BackwardFn backward) : op_(op), backward_(backward) {}
-  ~BackwardRecord() override { Release(); }
+  // Releases, then frees the graph behind the record that nothing else holds in a loop, not
+  // one stack frame per record: a chain's depth is bounded by memory only.
+  ~BackwardRecord() override;
+  BackwardRecord(const BackwardRecord&) = delete;
+  BackwardRecord& operator=(const BackwardRecord&) = delete;
   bool IsLeaf() const override { return false; }
 
   OpKind op() const { return op_; }
@@ -127,6 +137,14 @@ class BackwardRecord final : public AutogradNode {
   // Frees the owned tensors and drops the saved ones; a later backward through it throws.
   void Release();
 
+  // The heap the record takes: the object and its shared_ptr control block, and its inputs,
+  // saved slots, owned tensors' metadata and attributes, each as glibc allocates them (the
+  // owned tensors' buffers are their allocator's to charge).
+  int64_t Footprint() const;
+  // Charges Footprint() to `budget` until the record is destroyed, once; false when already
+  // charged. Throws MemoryBudget::Charge's MemoryLimitException, charging nothing.
+  bool ChargeTo(MemoryBudget& budget);
+
  private:
   OpKind op_;
   BackwardFn backward_;
@@ -136,7 +154,14 @@ class BackwardRecord final : public AutogradNode {
   std::vector<int64_t> ints_;
   std::vector<float> floats_;
   bool released_ = false;
+  MemoryBudget* budget_ = nullptr;  // what Footprint() was charged to, if anything
+  int64_t charged_ = 0;
 };
+
+// Charges every record behind `t` that is not charged yet to `budget` (records already
+// charged, and what is behind them, are skipped). Throws MemoryLimitException when the budget
+// is short; the records charged before that stay charged until destroyed.
+void ChargeGraph(const Tensor& t, MemoryBudget& budget);
 
 // The record behind a tensor made by a recorded operation, or null.
 const BackwardRecord* GradFn(const Tensor& t);

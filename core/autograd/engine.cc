@@ -76,21 +76,20 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
     seed_owned = true;
   }
 
-  // Dependents per record in the subgraph reachable from the root.
+  // Dependents per node in the subgraph reachable from the root, counted with an explicit
+  // stack (a graph may be millions of records deep). A record is pushed when its first
+  // dependent is counted; the root has none.
   AutogradNode* root_node = root.autograd_node().get();
   std::unordered_map<const AutogradNode*, int> dependents;
   std::vector<const BackwardRecord*> stack;
   if (!root_node->IsLeaf()) stack.push_back(static_cast<const BackwardRecord*>(root_node));
-  std::unordered_set<const BackwardRecord*> seen(stack.begin(), stack.end());
   while (!stack.empty()) {
     const BackwardRecord* r = stack.back();
     stack.pop_back();
     for (const RecordInput& in : r->inputs()) {
       if (!in.node) continue;
-      ++dependents[in.node.get()];
-      if (!in.node->IsLeaf()) {
-        const auto* next = static_cast<const BackwardRecord*>(in.node.get());
-        if (seen.insert(next).second) stack.push_back(next);
+      if (++dependents[in.node.get()] == 1 && !in.node->IsLeaf()) {
+        stack.push_back(static_cast<const BackwardRecord*>(in.node.get()));
       }
     }
   }
@@ -103,17 +102,19 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
   grads[root_node] = {seed, seed_owned};
   std::vector<const BackwardRecord*> ready;
   if (!root_node->IsLeaf()) ready.push_back(static_cast<const BackwardRecord*>(root_node));
-  std::vector<const BackwardRecord*> visited;
+  std::vector<const BackwardRecord*> visited;  // to release afterwards
+  std::vector<Tensor> in_grads;
   while (!ready.empty()) {
     const BackwardRecord* r = ready.back();
     ready.pop_back();
-    visited.push_back(r);
-    GradSlot out = grads[r];
-    std::vector<Tensor> in_grads(r->inputs().size());
+    if (!options.retain_graph) visited.push_back(r);
+    const auto slot = grads.try_emplace(r).first;
+    GradSlot out = slot->second;
+    in_grads.assign(r->inputs().size(), Tensor());
     r->Backward(out.grad, ctx, in_grads);
     if (out.engine_owned && !wanted.count(r)) {
       out.grad.Dispose();
-      grads.erase(r);
+      grads.erase(slot);
     }
     for (size_t i = 0; i < r->inputs().size(); ++i) {
       const RecordInput& in = r->inputs()[i];
@@ -139,9 +140,7 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
   for (auto& [node, slot] : grads) {
     if (slot.engine_owned && !wanted.count(node)) slot.grad.Dispose();
   }
-  if (!options.retain_graph) {
-    for (const BackwardRecord* r : visited) const_cast<BackwardRecord*>(r)->Release();
-  }
+  for (const BackwardRecord* r : visited) const_cast<BackwardRecord*>(r)->Release();
   return result;
 }
 

@@ -1,8 +1,9 @@
 // The backward engine (spec 8): gradients of a root with respect to chosen tensors, like
 // torch.autograd.grad.
 //
-// Records are visited in topological order from the root; a tensor used more than once gets
-// the sum of its gradients; gradients are allocated from the caller's allocator. Without
+// Records are visited in topological order from the root, with explicit work lists rather
+// than recursion, so a graph millions of records deep needs no stack; a tensor used more than once
+// gets the sum of its gradients; gradients are allocated from the caller's allocator. Without
 // retain_graph every record on the way is released afterwards (its saved and owned tensors
 // freed), and a second backward through it fails with a clear message.
 //

@@ -42,6 +42,13 @@ class MemoryBudget {
   std::atomic<int64_t> used_{0};
 };
 
+// The bytes glibc's malloc takes for a request of `bytes`: an 8-byte header, rounded up to
+// 16, at least 32. Used to charge the heap structures a client's requests make grow.
+constexpr int64_t HeapBlockBytes(int64_t bytes) {
+  const int64_t block = (bytes + 8 + 15) / 16 * 16;
+  return block < 32 ? 32 : block;
+}
+
 // "1.5 GiB", "64 MiB", "512 B": sizes in messages.
 std::string FormatBytes(int64_t bytes);
 

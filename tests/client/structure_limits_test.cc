@@ -1,0 +1,198 @@
+// What grows with a session's requests besides tensor data is charged to its memory limit
+// (issue 19, finding 3): handle-table entries, backward records and requests waiting on the
+// session's strand. A 1 MiB session could
+// hold the default 2^20 handles before (about 200 MiB of server memory); now passing its limit
+// answers RESOURCE_EXHAUSTED with a message naming the limit and what to do, the session keeps
+// working, and released handles give their bytes back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Ints;
+using client::RunBuilder;
+using client::RunOutput;
+using client::RunResult;
+using client::Session;
+using client::TensorHandle;
+using grpc::StatusCode;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int kBatch = 1024;
+// Far more than a 1 MiB session may hold at a few hundred bytes each, far fewer than the
+// default --max-handles of 2^20, so only the memory limit can stop the loop.
+constexpr int kEnough = 8192;
+
+// The default flags: --max-handles 2^20, --max-run-operations 4096.
+class StructureLimitsTest : public ServerTest {
+ protected:
+  // A 1 MiB session with 4 KiB arena chunks (the smallest), holding x = [1, 2, 3, 4].
+  Session SmallSession() {
+    return client().CreateSession({.arena_chunk_bytes = 4096, .memory_limit_bytes = kMiB});
+  }
+  // kBatch views of x (Expand to its own shape: no buffer, only a handle each).
+  static RunResult Views(Session& session, const TensorHandle& x) {
+    RunBuilder run;
+    for (int i = 0; i < kBatch; ++i) run.Op("Expand", {x}, {{"shape", Ints{4}}});
+    return session.Run(run);
+  }
+  // The handles of `result`.
+  static std::vector<TensorHandle> All(const RunResult& result) {
+    std::vector<TensorHandle> handles;
+    for (size_t i = 0; i < result.size(); ++i) handles.push_back(result[i]);
+    return handles;
+  }
+  // A small run works in `session` and x still holds 1..4.
+  static void ExpectUsable(Session& session, const TensorHandle& x) {
+    RunBuilder run;
+    run.Op("Neg", {x});
+    EXPECT_EQ(session.Get<float>(session.Run(run).back()), (std::vector<float>{-1, -2, -3, -4}));
+  }
+};
+
+const std::vector<float> kValues = {1, 2, 3, 4};
+
+TEST_F(StructureLimitsTest, HandlesAreChargedToTheSessionMemoryLimit) {
+  Session session = SmallSession();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  std::vector<RunResult> made;
+  int64_t handles = 1;
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        while (handles < kEnough) {
+          made.push_back(Views(session, x));
+          handles += kBatch;
+        }
+      },
+      StatusCode::RESOURCE_EXHAUSTED,
+      {"tensor handles need", "session memory limit of 1 MiB", "release tensors"}))
+      << "a 1 MiB session held " << handles << " handles";
+  RecordProperty("handles_in_one_mib", std::to_string(handles));
+  EXPECT_EQ(session.Stats().session().handles(), handles) << "the refused run made none";
+  ExpectUsable(session, x);
+
+  ASSERT_FALSE(made.empty());
+  session.Release(All(made.back()));  // gives the bytes back: room for another batch
+  made.back() = Views(session, x);
+  EXPECT_TRUE(FailsWith([&] { Views(session, x); }, StatusCode::RESOURCE_EXHAUSTED,
+                        {"session memory limit of 1 MiB"}));
+  session.ResetArena();  // the views were arena handles
+  made.clear();
+  for (int i = 0; i < 2; ++i) made.push_back(Views(session, x));
+  ExpectUsable(session, x);
+}
+
+TEST_F(StructureLimitsTest, BackwardRecordsAreChargedToTheSessionMemoryLimit) {
+  Session session = SmallSession();
+  const TensorHandle x = session.Put<float>(kValues, {4}, {.requires_grad = true});
+  // Chains of Neg over x: each operation keeps a record (it needs gradients) besides its
+  // handle and 16 bytes of arena.
+  const auto chain = [&](bool no_grad) {
+    RunBuilder run;
+    RunOutput y = run.Op("Neg", {x});
+    for (int i = 1; i < kBatch; ++i) y = run.Op("Neg", {y});
+    return session.Run(run.NoGrad(no_grad));
+  };
+  int64_t recorded = 0;
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        while (recorded < kEnough) {
+          chain(false);
+          recorded += kBatch;
+        }
+      },
+      StatusCode::RESOURCE_EXHAUSTED, {"session memory limit of 1 MiB"}));
+  RecordProperty("recorded_operations_in_one_mib", std::to_string(recorded));
+  session.ResetArena();  // drops the handles, and with them the records
+  int64_t unrecorded = 0;
+  try {
+    while (unrecorded < kEnough) {
+      chain(true);
+      unrecorded += kBatch;
+    }
+  } catch (const client::Error&) {
+  }
+  RecordProperty("unrecorded_operations_in_one_mib", std::to_string(unrecorded));
+  EXPECT_GT(unrecorded, recorded) << "without records the same memory holds more results";
+  session.ResetArena();
+  chain(false);  // the records' bytes came back with the reset
+  ExpectUsable(session, x);
+}
+
+TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
+  // 128 KiB: after the long run's own charges, room for about 130 waiting requests of 512 B.
+  Session session =
+      client().CreateSession({.arena_chunk_bytes = 4096, .memory_limit_bytes = 128 << 10});
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  // Sums over views of 2^26 elements: seconds of work and no memory. A 3 s deadline ends it
+  // between operations, so the strand is busy for about 3 s in any build.
+  RunBuilder slow;
+  for (int i = 0; i < 128; ++i)
+    slow.Op("Sum", {slow.Op("Expand", {one}, {{"shape", Ints{1 << 26}}})});
+  v1::RunRequest request = slow.request();
+  request.set_session_id(session.id());
+  std::thread runner([&] {
+    grpc::ClientContext context;
+    context.AddMetadata("onemodel-session", session.id());
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    v1::RunReply reply;
+    const grpc::Status status =
+        v1::OneModel::NewStub(client().channel())->Run(&context, request, &reply);
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run has arrived
+
+  constexpr int kWaiting = 400;
+  auto stub = v1::OneModel::NewStub(client().channel());
+  grpc::CompletionQueue queue;
+  struct Call {
+    grpc::ClientContext context;
+    v1::TensorInfo info;
+    grpc::Status status;
+  };
+  std::vector<Call> calls(kWaiting);
+  v1::DescribeTensorRequest describe;
+  describe.set_session_id(session.id());
+  describe.set_handle(x.id());
+  for (Call& call : calls) {
+    stub->AsyncDescribeTensor(&call.context, describe, &queue)
+        ->Finish(&call.info, &call.status, &call);
+  }
+  int refused = 0;
+  int answered = 0;
+  for (int i = 0; i < kWaiting; ++i) {
+    void* tag = nullptr;
+    bool ok = false;
+    ASSERT_TRUE(queue.Next(&tag, &ok));
+    const grpc::Status& status = static_cast<Call*>(tag)->status;
+    if (status.ok()) {
+      ++answered;
+    } else {
+      EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+      EXPECT_NE(status.error_message().find("fewer requests at a time"), std::string::npos)
+          << status.error_message();
+      ++refused;
+    }
+  }
+  runner.join();
+  RecordProperty("waiting_requests_answered", std::to_string(answered));
+  EXPECT_GT(refused, 0) << "400 requests waited in a 128 KiB session";
+  EXPECT_GT(answered, 0);
+  queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
+  }
+  ExpectUsable(session, x);  // the waiting requests' bytes came back
+}
+
+}  // namespace
+}  // namespace onemodel::testing
