@@ -79,6 +79,14 @@ struct HttpEndpoint::Callbacks {
     return queued;
   }
 
+  // Counts a connection closed by libmicrohttpd.
+  static void OnConnection(void* endpoint, MHD_Connection* /*connection*/,
+                           void** /*socket_context*/, MHD_ConnectionNotificationCode code) {
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+      --static_cast<HttpEndpoint*>(endpoint)->open_connections_;
+    }
+  }
+
   // Answers one request from the endpoint's documents (see the header for the statuses).
   static MHD_Result OnRequest(void* endpoint, MHD_Connection* connection, const char* url,
                               const char* method, const char* version, const char* /*upload*/,
@@ -151,9 +159,9 @@ HttpEndpoint::HttpEndpoint(const std::string& address,
                                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   daemon_ = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET, 0,
-      nullptr, nullptr, &Callbacks::OnRequest, this, MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
-      MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      kConnectionMemoryBytes, MHD_OPTION_END);
+      nullptr, nullptr, &Callbacks::OnRequest, this, MHD_OPTION_NOTIFY_CONNECTION,
+      &Callbacks::OnConnection, this, MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutSeconds,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemoryBytes, MHD_OPTION_END);
   if (daemon_ == nullptr || pipe2(wake_, O_CLOEXEC) != 0) {
     error = daemon_ == nullptr ? "libmicrohttpd did not start" : std::strerror(errno);
     if (daemon_ != nullptr) MHD_stop_daemon(daemon_);
@@ -187,8 +195,16 @@ void HttpEndpoint::AcceptLoop() {
     const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length,
                            SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      // Closes `fd` itself when over kMaxConnections or out of memory.
-      MHD_add_connection(daemon_, fd, reinterpret_cast<sockaddr*>(&peer), length);
+      if (open_connections_.load() >= kMaxConnections) {
+        close(fd);
+      } else {
+        ++open_connections_;
+        // On failure libmicrohttpd has closed `fd` without a close notification.
+        if (MHD_add_connection(daemon_, fd, reinterpret_cast<sockaddr*>(&peer), length) !=
+            MHD_YES) {
+          --open_connections_;
+        }
+      }
       wait_ms = -1;
     } else {
       const bool exhausted =

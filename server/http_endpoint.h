@@ -4,8 +4,10 @@
 // (HEAD without the body); other paths 404, other methods 405, a request head (request line
 // and header fields) over kMaxRequestHeadBytes 431, malformed requests 400. libmicrohttpd
 // serves every connection at once from one event thread (epoll), closes a connection idle for
-// kIdleTimeoutSeconds, and holds at most kMaxConnections; this class's own thread only
-// accepts, and backs off while the process is out of file descriptors instead of spinning.
+// kIdleTimeoutSeconds. This class's own thread accepts, closes connections over
+// kMaxConnections at once, and backs off while the process is out of file descriptors instead
+// of spinning (libmicrohttpd 0.9.75 busy-waits there, and deadlocks when its own connection
+// limit refuses a connection handed to it: so the limit is kept here).
 // Why libmicrohttpd, and not civetweb or cpp-httplib: docs/operations.md#metrics.
 //
 //   HttpEndpoint http("127.0.0.1:0", {{"/metrics", {"text/plain; version=0.0.4",
@@ -13,6 +15,7 @@
 //   int port = http.port();
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -63,6 +66,7 @@ class HttpEndpoint {
   int wake_[2] = {-1, -1};  // a pipe: writing to it ends AcceptLoop()
   int port_ = 0;
   MHD_Daemon* daemon_ = nullptr;
+  std::atomic<unsigned> open_connections_{0};  // handed to libmicrohttpd and not yet closed
   std::thread accept_thread_;
 };
 
