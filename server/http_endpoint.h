@@ -2,13 +2,13 @@
 //
 // GET or HEAD of a known path answers 200 with the text its `render` returns at that moment
 // (HEAD without the body); other paths 404, other methods 405, a request head (request line
-// and header fields) over kMaxRequestHeadBytes 431, malformed requests 400. libmicrohttpd
-// serves every connection at once from one event thread (epoll), closes a connection idle for
-// kIdleTimeoutSeconds. This class's own thread accepts, closes connections over
-// kMaxConnections at once, and backs off while the process is out of file descriptors instead
-// of spinning (libmicrohttpd 0.9.75 busy-waits there, and deadlocks when its own connection
-// limit refuses a connection handed to it: so the limit is kept here).
-// Why libmicrohttpd, and not civetweb or cpp-httplib: docs/operations.md#metrics.
+// and header fields) over kMaxRequestHeadBytes 431; libmicrohttpd answers malformed requests
+// 400 or closes them unanswered. It serves every connection at once from one event thread
+// (epoll) and closes a connection idle for kIdleTimeoutSeconds. This class's own thread accepts,
+// closes connections over kMaxConnections at once, and backs off while the process is out of file
+// descriptors instead of spinning (libmicrohttpd 0.9.75 busy-waits there, and deadlocks when its
+// own connection limit refuses a connection handed to it: so the limit is kept here). Why
+// libmicrohttpd, and not civetweb or cpp-httplib: docs/operations.md#metrics.
 //
 //   HttpEndpoint http("127.0.0.1:0", {{"/metrics", {"text/plain; version=0.0.4",
 //                                                   [&] { return Render(); }}}});
@@ -40,7 +40,8 @@ class HttpEndpoint {
   static constexpr unsigned kIdleTimeoutSeconds = 5;
   // The request line plus the header fields (name, ": ", value, CRLF each) may hold this much.
   static constexpr size_t kMaxRequestHeadBytes = 8192;
-  // libmicrohttpd's buffer per connection; heads too large for it get 414 or 431 from the library.
+  // libmicrohttpd's buffer per connection; the library refuses heads too large for it (414, 431
+  // or closing the connection).
   static constexpr size_t kConnectionMemoryBytes = 32768;
 
   // Serves `documents` (by path, e.g. "/metrics") on `address` ("host:port", "[v6]:port"; port 0
