@@ -26,6 +26,8 @@ RUN apt-get update \
       libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libc-ares2 libre2-9 \
       libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
       libhwy1 libopenblas0-pthread libgfortran5 libquadmath0 \
+      libmicrohttpd12 libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 \
+      libhogweed6 libgmp10 libffi8 \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 onemodel \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin onemodel

@@ -3,6 +3,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -181,17 +182,21 @@ std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
   return out;
 }
 
-// Builds the families at scrape time.
+// The Prometheus text document, rendered from a fresh snapshot at each scrape.
+HttpDocument MetricsDocument(const RpcStats& rpc_stats, std::function<ServerSnapshot()> snapshot) {
+  return {"text/plain; version=0.0.4; charset=utf-8", [&rpc_stats, snapshot = std::move(snapshot)] {
+            return prometheus::TextSerializer().Serialize(
+                BuildFamilies(snapshot(), rpc_stats.Snapshot()));
+          }};
+}
+
 }  // namespace
 
 MetricsExporter::MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
                                  std::function<ServerSnapshot()> snapshot)
-    : http_(std::make_unique<HttpEndpoint>(listen_address, "/metrics",
-                                           "text/plain; version=0.0.4; charset=utf-8",
-                                           [&rpc_stats, snapshot = std::move(snapshot)] {
-                                             return prometheus::TextSerializer().Serialize(
-                                                 BuildFamilies(snapshot(), rpc_stats.Snapshot()));
-                                           })) {}
+    : http_(std::make_unique<HttpEndpoint>(
+          listen_address, std::map<std::string, HttpDocument>{
+                              {"/metrics", MetricsDocument(rpc_stats, std::move(snapshot))}})) {}
 
 MetricsExporter::~MetricsExporter() = default;
 
