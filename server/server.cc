@@ -111,11 +111,19 @@ Server::~Server() {
 int64_t Server::Shutdown(std::chrono::milliseconds drain) {
   shut_down_ = true;
   server_->GetHealthCheckService()->SetServingStatus(false);
-  // Our calls get the drain to finish; then gRPC cancels whatever is left (health Watch
-  // streams never end by themselves and would otherwise hold the drain to its deadline).
+  // Our calls get the drain to finish; then they are stopped, and gRPC cancels whatever is
+  // left (health Watch streams never end by themselves).
   service_->StartDrain();
-  if (!service_->WaitIdle(std::chrono::system_clock::now() + drain)) {
-    spdlog::warn("calls still in flight after the drain of {} ms: cancelling them", drain.count());
+  if (!service_->WaitDrain(std::chrono::system_clock::now() + drain)) {
+    spdlog::warn(
+        "calls still in flight after the drain of {} ms (or a second signal): stopping "
+        "them",
+        drain.count());
+    service_->CancelCalls();
+    if (!service_->WaitIdle(std::chrono::system_clock::now() + kStopGrace)) {
+      spdlog::warn("calls still running {} ms after they were stopped: cancelling them",
+                   kStopGrace.count());
+    }
   }
   server_->Shutdown(std::chrono::system_clock::now());
   const int64_t open = sessions_.Snapshot().sessions.open;
