@@ -1,6 +1,5 @@
 #include "server/daemon.h"
 
-#include <grpc/grpc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -10,7 +9,6 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -43,11 +41,11 @@ const char* SignalName(int signal_number) {
 class ShutdownWatch {
  public:
   ShutdownWatch(Server& server, const sigset_t& signals, std::chrono::milliseconds drain)
-      : server_(&server),
+      : server_(server),
         signals_(signals),
         deadline_(std::chrono::steady_clock::now() + drain + kExitMargin),
         thread_([this] { Watch(); }) {}
-  // Stops watching (the process is about to return from main).
+  // Stops watching.
   ~ShutdownWatch() {
     done_.store(true);
     thread_.join();
@@ -56,11 +54,6 @@ class ShutdownWatch {
   ShutdownWatch& operator=(const ShutdownWatch&) = delete;
 
   bool second_signal() const { return second_signal_.load(); }
-  // Called before the server is destroyed: a second signal no longer reaches it.
-  void ServerGone() {
-    std::lock_guard guard(server_mutex_);
-    server_ = nullptr;
-  }
 
  private:
   void Watch() {
@@ -71,8 +64,7 @@ class ShutdownWatch {
         spdlog::warn("second signal ({}): stopping the calls in flight now",
                      SignalName(signal_number));
         deadline_ = std::min(deadline_, std::chrono::steady_clock::now() + kExitMargin);
-        std::lock_guard guard(server_mutex_);
-        if (server_) server_->CutDrainShort();
+        server_.CutDrainShort();
       }
       if (std::chrono::steady_clock::now() >= deadline_) {
         spdlog::error(
@@ -85,8 +77,7 @@ class ShutdownWatch {
     }
   }
 
-  std::mutex server_mutex_;
-  Server* server_;  // guarded by server_mutex_
+  Server& server_;
   const sigset_t signals_;
   std::chrono::steady_clock::time_point deadline_;  // only Watch() uses it
   std::atomic<bool> done_{false};
@@ -102,12 +93,6 @@ int RunDaemon(const ServerConfig& config) {
   const sigset_t signals = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  // One reference to the gRPC library for the life of the process, never given back: the last
-  // grpc_shutdown() (in ~grpc::Server otherwise) joins gRPC's executor threads, and after a
-  // large transfer one of them may sit in tcp_posix's backup poller, which polls in 10 s
-  // steps, so exit took up to 10 s more after the drain. The process exits instead; the OS
-  // reclaims what gRPC holds.
-  grpc_init();
   std::unique_ptr<Server> server;
   try {
     server = std::make_unique<Server>(config);
@@ -129,16 +114,18 @@ int RunDaemon(const ServerConfig& config) {
       "them now)",
       SignalName(signal_number), config.drain_seconds);
   const std::chrono::milliseconds drain(static_cast<int64_t>(config.drain_seconds * 1000));
-  bool second_signal = false;
-  {
-    ShutdownWatch watch(*server, signals, drain);
-    const int64_t open = server->Shutdown(drain);
-    watch.ServerGone();
-    server.reset();  // joins the workers: still under the watch
-    spdlog::info("onemodeld stopped: {} open session(s) closed", open);
-    second_signal = watch.second_signal();
-  }
-  return second_signal ? kExitSecondSignal : kExitDrained;
+  ShutdownWatch watch(*server, signals, drain);
+  const int64_t open = server->Shutdown(drain);
+  const int exit_code = watch.second_signal() ? kExitSecondSignal : kExitDrained;
+  spdlog::info("onemodeld stopped: {} open session(s) closed; exit code {}", open, exit_code);
+  spdlog::shutdown();  // flushes the log
+  // Every call has ended and every session is closed. The process leaves without gRPC's own
+  // shutdown (~Server): that answers calls still arriving, before their clients have seen its
+  // GOAWAY, with a bare CANCELLED, where the closed connection gives them UNAVAILABLE; and it
+  // would join workers that a kernel deaf to cancellation could hold, and gRPC's last
+  // grpc_shutdown() joins an executor thread that, after a large transfer, may sit in
+  // tcp_posix's backup poller for up to 10 s. The OS reclaims the rest.
+  _exit(exit_code);
 }
 
 }  // namespace onemodel::server

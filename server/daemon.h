@@ -4,8 +4,9 @@
 // Shutdown: health turns NOT_SERVING, in-flight requests get up to --drain-seconds to finish,
 // then they are stopped (long kernels stop between blocks; the calls end UNAVAILABLE), every
 // session is closed (its memory returned to the pool, leaks counted), and the process exits
-// 0. A second signal during the drain stops the calls at once and exits 3. Whatever runs,
-// the process is gone kExitMargin after the drain time: past it, it logs and _exits 4.
+// 0 at once, without gRPC's own teardown (gRPC refuses calls with UNAVAILABLE until then). A second
+// signal during the drain stops the calls at once and exits 3. Whatever runs, the process is gone
+// kExitMargin after the drain time: past it, it logs and _exits 4.
 //
 //   ServerConfig config;  ...
 //   return RunDaemon(config);
@@ -24,7 +25,8 @@ inline constexpr int kExitDrainOverrun = 4;  // not stopped kExitMargin after th
 // How long after the drain time (or after a second signal) the process may still take.
 inline constexpr std::chrono::seconds kExitMargin{5};
 
-// Serves until a termination signal; returns the process exit code.
+// Serves until a termination signal, drains, and ends the process with the exit code above
+// (never returns then); returns 1 when the server cannot start.
 int RunDaemon(const ServerConfig& config);
 
 }  // namespace onemodel::server
