@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -145,6 +147,28 @@ TEST(DrainTest, ASecondSigtermDuringTheDrainExitsCleanlyWithCodeThree) {
   EXPECT_EQ(exit.code, kExitSecondSignal) << exit.Describe();
   EXPECT_LT(took, kExitMargin + kSlack);
   EXPECT_EQ(status.error_code(), StatusCode::UNAVAILABLE) << status.error_message();
+}
+
+// Every thread of onemodeld but the main one (which waits for them in sigwait(), where the
+// kernel shows them unblocked) blocks SIGTERM and SIGINT: a thread that did not would die of
+// one, and the process with it.
+TEST(DrainTest, EveryThreadBlocksTheTerminationSignals) {
+  ServerProcess server;
+  const std::string tasks = "/proc/" + std::to_string(server.pid()) + "/task";
+  int threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    if (task.path().filename() == std::to_string(server.pid())) continue;
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line) && !line.starts_with("SigBlk:")) {
+    }
+    const uint64_t blocked = std::stoull(line.substr(7), nullptr, 16);
+    const uint64_t wanted = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1));
+    EXPECT_EQ(blocked & wanted, wanted) << "thread " << task.path().filename() << ": " << line;
+    ++threads;
+  }
+  EXPECT_GT(threads, 2);
+  EXPECT_TRUE(server.Stop().ok());
 }
 
 // Threads of short calls, then SIGTERM while they go on: each call ends OK or UNAVAILABLE,
