@@ -66,7 +66,7 @@ grpc::Status RunLongMatMulAnd(client::Client& client, const LongWork& work,
                               grpc::ClientContext& context, const Stop& stop) {
   grpc::Status status;
   std::thread call([&] { status = RawRun(client, LongMatMul(work.session, work.x), context); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the MatMul is under way
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the MatMul is under way
   stop();
   call.join();
   return status;
