@@ -2,6 +2,23 @@
 #include "server/config.h"
 #include "server/daemon.h"
 #include "server/logging.h"
+#include "server/termination_signals.h"
+
+namespace {
+
+// Blocks the termination signals before any shared library's initializer runs: OpenBLAS starts
+// its threads there, and a thread that does not block them would die of a second SIGTERM.
+// The executable's .preinit_array runs before every library's constructors.
+void BlockTerminationSignals(int, char**, char**) {
+  const sigset_t signals = onemodel::server::TerminationSignals();
+  sigprocmask(SIG_BLOCK, &signals, nullptr);
+}
+
+[[gnu::section(".preinit_array"),
+  gnu::used]] void (*const kBlockTerminationSignals)(int, char**,
+                                                     char**) = &BlockTerminationSignals;
+
+}  // namespace
 
 int main(int argc, char** argv) {
   onemodel::server::ServerConfig config;

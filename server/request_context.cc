@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "core/common/cancellation.h"
 #include "server/logging.h"
 #include "server/rpc_error.h"
 
@@ -25,6 +26,18 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
     diff |= static_cast<unsigned char>(a[i] ^ (b.empty() ? 0 : b[i % b.size()]));
   }
   return diff == 0;
+}
+
+// The error of a call the drain stopped at `where`.
+RpcError Drained(std::string_view where) {
+  return RpcError(grpc::StatusCode::UNAVAILABLE,
+                  "the server is shutting down and stopped this call " + std::string(where) +
+                      " when its drain time (--drain-seconds) ran out; nothing after that ran; "
+                      "retry on another instance or after it restarts");
+}
+
+bool DrainStopped(const CancelToken* token) {
+  return token && token->cause() == static_cast<int>(grpc::StatusCode::UNAVAILABLE);
 }
 
 }  // namespace
@@ -70,13 +83,26 @@ void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token)
 }
 
 void CheckLive(const grpc::CallbackServerContext& ctx, std::string_view where) {
-  if (ctx.IsCancelled()) {
+  const CancelToken* token = CurrentCancelToken();
+  if (DrainStopped(token)) throw Drained(where);
+  const bool late = std::chrono::system_clock::now() > ctx.deadline();
+  if (!late && (ctx.IsCancelled() || Cancelled(token))) {
     throw RpcError(grpc::StatusCode::CANCELLED,
                    "the call was cancelled " + std::string(where) + "; nothing after that ran");
   }
-  if (std::chrono::system_clock::now() > ctx.deadline()) {
+  if (late) {
     throw RpcError(grpc::StatusCode::DEADLINE_EXCEEDED,
                    "the deadline passed " + std::string(where) + "; nothing after that ran");
+  }
+}
+
+void CheckNotStopped(std::string_view where) {
+  const CancelToken* token = CurrentCancelToken();
+  if (DrainStopped(token)) throw Drained(where);
+  if (Cancelled(token)) {
+    throw RpcError(grpc::StatusCode::CANCELLED, "the call was cancelled or its deadline passed " +
+                                                    std::string(where) +
+                                                    "; nothing after that ran");
   }
 }
 

@@ -37,8 +37,13 @@ std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::strin
 // "authorization: Bearer <token>" (compared in constant time).
 void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token);
 
-// Throws RpcError CANCELLED or DEADLINE_EXCEEDED (saying `where`) once the call is over.
+// Throws RpcError (saying `where`) once the call is over: UNAVAILABLE when the drain stopped
+// it (the thread's CancelToken, core/common/cancellation.h), DEADLINE_EXCEEDED once its
+// deadline passed, CANCELLED when the client cancelled it.
 void CheckLive(const grpc::CallbackServerContext& ctx, std::string_view where);
+
+// As CheckLive, from the thread's CancelToken alone: UNAVAILABLE (drain) or CANCELLED.
+void CheckNotStopped(std::string_view where);
 
 // The client's x-request-id header (printable, at most 64 characters) or a server number.
 std::string RequestIdOf(const grpc::CallbackServerContext& ctx);

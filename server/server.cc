@@ -106,18 +106,27 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
 
 Server::~Server() {
   if (!shut_down_) Shutdown(std::chrono::milliseconds(0));
+  server_->Shutdown(std::chrono::system_clock::now());
 }
 
 int64_t Server::Shutdown(std::chrono::milliseconds drain) {
   shut_down_ = true;
   server_->GetHealthCheckService()->SetServingStatus(false);
-  // Our calls get the drain to finish; then gRPC cancels whatever is left (health Watch
-  // streams never end by themselves and would otherwise hold the drain to its deadline).
+  // Our calls get the drain to finish; then they are stopped.
   service_->StartDrain();
-  if (!service_->WaitIdle(std::chrono::system_clock::now() + drain)) {
-    spdlog::warn("calls still in flight after the drain of {} ms: cancelling them", drain.count());
+  if (!service_->WaitDrain(std::chrono::system_clock::now() + drain)) {
+    spdlog::warn(
+        "calls still in flight after the drain of {} ms (or a second signal): stopping "
+        "them",
+        drain.count());
+    service_->CancelCalls();
+    if (!service_->WaitIdle(std::chrono::system_clock::now() + kStopGrace)) {
+      spdlog::warn("calls still running {} ms after they were stopped: cancelling them",
+                   kStopGrace.count());
+    }
   }
-  server_->Shutdown(std::chrono::system_clock::now());
+  // gRPC keeps serving (refusing every call with UNAVAILABLE) until ~Server: its own shutdown
+  // answers a call that comes in before the client has seen its GOAWAY with a bare CANCELLED.
   const int64_t open = sessions_.Snapshot().sessions.open;
   sessions_.CloseAll();
   metrics_.reset();

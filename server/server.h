@@ -31,14 +31,22 @@ class Server {
   // Starts serving. `extra_services` (benchmarks' baselines) are served beside ours. Throws
   // std::runtime_error with a message a person can act on when it cannot start.
   explicit Server(const ServerConfig& config, std::vector<grpc::Service*> extra_services = {});
-  // Shuts down at once if Shutdown() was not called.
+  // Shuts down at once if Shutdown() was not called, then stops gRPC (cancelling what is left,
+  // health Watch streams included).
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Health NOT_SERVING, in-flight calls get `drain` to finish (then are cancelled), every
-  // session is closed, metrics stop. Returns how many sessions were still open.
+  // Health NOT_SERVING, new calls get UNAVAILABLE, in-flight calls get `drain` to finish, then
+  // are stopped (their kernels stop between blocks, they end UNAVAILABLE) and get up to
+  // kStopGrace to end; every session is closed, metrics stop. gRPC goes on refusing calls
+  // until the destructor. Returns how many sessions were still open.
   int64_t Shutdown(std::chrono::milliseconds drain);
+  // Ends the drain of a Shutdown() running on another thread now: calls are stopped at once.
+  void CutDrainShort() { service_->CutDrainShort(); }
+
+  // How long stopped calls get to end before gRPC cancels them.
+  static constexpr std::chrono::milliseconds kStopGrace{1000};
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }  // empty: off

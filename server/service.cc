@@ -56,19 +56,31 @@ void OneModelService::Done() {
   if (--active_calls_ == 0) idle_.notify_all();
 }
 
-OneModelService::Unary* OneModelService::NewUnaryReactor() {
+class OneModelService::UnaryReactor final : public Unary {
+ public:
+  explicit UnaryReactor(OneModelService& service) : service_(service) {
+    std::lock_guard guard(service_.calls_mutex_);
+    service_.tokens_.insert(&token_);
+  }
+  // The client cancelled or the deadline passed (CheckLive tells which).
+  void OnCancel() override { token_.Cancel(static_cast<int>(grpc::StatusCode::CANCELLED)); }
   // gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone.
-  class UnaryReactor final : public Unary {
-   public:
-    explicit UnaryReactor(OneModelService& service) : service_(service) {}
-    void OnDone() override {
-      service_.Done();
-      delete this;
+  void OnDone() override {
+    {
+      std::lock_guard guard(service_.calls_mutex_);
+      service_.tokens_.erase(&token_);
     }
+    service_.Done();
+    delete this;
+  }
+  const CancelToken& token() const { return token_; }
 
-   private:
-    OneModelService& service_;
-  };
+ private:
+  OneModelService& service_;
+  CancelToken token_;
+};
+
+OneModelService::UnaryReactor* OneModelService::NewUnaryReactor() {
   return new UnaryReactor(*this);
 }
 
@@ -110,7 +122,7 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
 template <typename Work>
 OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
                                                    const std::string& session_field, Work work) {
-  Unary* reactor = NewUnaryReactor();
+  UnaryReactor* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
   int64_t queued = 0;  // charged while the request waits; the calls that free memory are not
@@ -132,6 +144,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     session->budget().Refund(queued);
     grpc::Status status;
     try {
+      const CancelScope scope(&reactor->token());  // long kernels stop when the call does
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
       work(*session);
@@ -340,6 +353,23 @@ void OneModelService::StartDrain() {
 bool OneModelService::WaitIdle(std::chrono::system_clock::time_point deadline) {
   std::unique_lock lock(calls_mutex_);
   return idle_.wait_until(lock, deadline, [&] { return active_calls_ == 0; });
+}
+
+bool OneModelService::WaitDrain(std::chrono::system_clock::time_point deadline) {
+  std::unique_lock lock(calls_mutex_);
+  idle_.wait_until(lock, deadline, [&] { return active_calls_ == 0 || drain_cut_short_; });
+  return active_calls_ == 0;
+}
+
+void OneModelService::CutDrainShort() {
+  std::lock_guard guard(calls_mutex_);
+  drain_cut_short_ = true;
+  idle_.notify_all();
+}
+
+void OneModelService::CancelCalls() {
+  std::lock_guard guard(calls_mutex_);
+  for (CancelToken* token : tokens_) token->Cancel(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
 }
 
 grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(

@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/common/cancellation.h"
 #include "onemodel/v1/onemodel.grpc.pb.h"
 #include "server/config.h"
 #include "server/request_context.h"
@@ -118,6 +119,13 @@ class OneModelService final : public v1::OneModel::CallbackService {
   void StartDrain();
   // Waits until no call is in flight or `deadline` passes; true when none is left.
   bool WaitIdle(std::chrono::system_clock::time_point deadline);
+  // As WaitIdle, but also returns (false) once CutDrainShort() was called.
+  bool WaitDrain(std::chrono::system_clock::time_point deadline);
+  // Makes WaitDrain return now (a second termination signal); any thread.
+  void CutDrainShort();
+  // Shutdown, after the drain: every unary call in flight or queued is asked to stop; its
+  // kernels stop between blocks and it ends UNAVAILABLE.
+  void CancelCalls();
   // WatchStats reactors register while they run, so EndWatches() can reach them.
   void AddWatch(class WatchStatsReactor* watch);
   void RemoveWatch(class WatchStatsReactor* watch);
@@ -130,8 +138,10 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Runs `work(session)` on the strand of the session the call names, then finishes.
   template <typename Work>
   Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
-  // A unary call's reactor that calls Done() when gRPC is done with it.
-  Unary* NewUnaryReactor();
+  // A unary call's reactor (service.cc): calls Done() when gRPC is done with the call, and
+  // holds the call's CancelToken, cancelled when the call is (client, deadline, drain).
+  class UnaryReactor;
+  UnaryReactor* NewUnaryReactor();
   // Runs `work()` on the calling thread, then finishes.
   template <typename Work>
   Unary* Inline(Method method, Context* ctx, Work work);
@@ -142,11 +152,13 @@ class OneModelService final : public v1::OneModel::CallbackService {
   CallObserver observer_;
   const std::string instance_id_;
   const std::string auth_token_;
-  mutable std::mutex calls_mutex_;  // guards the three below
+  mutable std::mutex calls_mutex_;  // guards the five below
   std::condition_variable idle_;
   int64_t active_calls_ = 0;
   bool draining_ = false;
+  bool drain_cut_short_ = false;
   std::unordered_set<WatchStatsReactor*> watches_;
+  std::unordered_set<CancelToken*> tokens_;  // of the unary reactors alive
 };
 
 }  // namespace onemodel::server

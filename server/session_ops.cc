@@ -179,6 +179,12 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
                                               "): " + status.error_message());
     }
   }
+  try {
+    CheckLive(ctx, "after its last operation");  // a stopped kernel left its result incomplete
+  } catch (...) {
+    DisposeUnnamed(session, results, owns);
+    throw;
+  }
   for (int i = 0; i < n; ++i) {
     const size_t k = static_cast<size_t>(i);
     const std::string handle = session.handles().Add(results[k], placements[k], owns[k]);
@@ -208,6 +214,7 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
   std::vector<Tensor> grads =
       Backward(root, grad_output ? &*grad_output : nullptr, inputs, session.ArenaContext(),
                {.retain_graph = request.retain_graph()});
+  CheckNotStopped("after the backward pass");  // a stopped kernel left a gradient incomplete
   for (Tensor& g : grads) {
     g = Place(session, placement, g);
     const bool owns = OwnsBuffer(g, known);

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/common/cancellation.h"
 #include "core/kernels/thread_pool.h"
 #include "core/shape/strides.h"
 #include "core/tensor/tensor.h"
@@ -97,7 +98,19 @@ void RunRange(const RowPlan<N>& p, const std::array<float*, N>& bases, int64_t b
   }
 }
 
-// Plans, splits over `pool` in pieces of at least `grain` elements (multiples of 64), runs.
+// RunRange in steps of 2^20 elements, stopping between steps once `cancel` is cancelled.
+template <int N, typename Row>
+void RunRangeChecked(const RowPlan<N>& p, const std::array<float*, N>& bases, int64_t begin,
+                     int64_t end, const Row& row, const CancelToken* cancel) {
+  constexpr int64_t kStep = int64_t{1} << 20;  // a multiple of 64, as the pieces are
+  for (int64_t at = begin; at < end; at += kStep) {
+    if (Cancelled(cancel)) return;
+    RunRange<N>(p, bases, at, std::min(end, at + kStep), row);
+  }
+}
+
+// Plans, splits over `pool` in pieces of at least `grain` elements (multiples of 64), runs;
+// stops early once the thread's CancelToken is cancelled.
 template <int N, typename Row>
 void ForEachRow(ThreadPool& pool, int64_t grain, const Shape& shape,
                 const std::array<float*, N>& bases, const std::array<const Strides*, N>& strides,
@@ -105,15 +118,16 @@ void ForEachRow(ThreadPool& pool, int64_t grain, const Shape& shape,
   const int64_t total = shape.ElementCount();
   if (total == 0) return;
   const RowPlan<N> plan = PlanRows<N>(shape, strides);
+  const CancelToken* cancel = CurrentCancelToken();
   const int64_t tasks = std::min<int64_t>(pool.threads(), total / std::max<int64_t>(grain, 1));
   if (tasks <= 1) {
-    RunRange<N>(plan, bases, 0, total, row);
+    RunRangeChecked<N>(plan, bases, 0, total, row, cancel);
     return;
   }
   const int64_t piece = ((total + tasks - 1) / tasks + 63) / 64 * 64;
   pool.ParallelFor(tasks, [&](int64_t t) {
     const int64_t begin = std::min(total, t * piece), end = std::min(total, begin + piece);
-    if (begin < end) RunRange<N>(plan, bases, begin, end, row);
+    if (begin < end) RunRangeChecked<N>(plan, bases, begin, end, row, cancel);
   });
 }
 

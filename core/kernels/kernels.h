@@ -4,7 +4,9 @@
 // validates everything first, expands broadcasts to stride 0 (so all operands of Binary have
 // one shape, and batched MatMul operands have equal batch dimensions), and allocates the
 // outputs. Kernels never throw and never allocate when the output is given. Outputs are
-// written through MutableStorage, so each call bumps the output's version once.
+// written through MutableStorage, so each call bumps the output's version once. Long kernels
+// stop between blocks, leaving the output incomplete, once the thread's CancelToken
+// (core/common/cancellation.h) is cancelled; the caller discards such results.
 //
 //   TensorKernels& k = KernelSet::Default();
 //   k.Binary(BinaryOp::kAdd, a, b.Expand(a.shape()), out);

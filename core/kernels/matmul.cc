@@ -5,8 +5,19 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/common/cancellation.h"
+
 namespace onemodel::internal {
 namespace {
+
+// The strided loops look at their cancellation token before each output element and every
+// this many multiply-adds within one.
+constexpr int64_t kCheckWork = int64_t{1} << 20;
+// One sgemm call computes about this many multiply-adds (a fraction of a second), and at least
+// kMinBlockRows rows, so a cancelled MatMul stops between calls without the split costing
+// much (each call packs its operands again).
+constexpr int64_t kBlasBlockWork = int64_t{1} << 32;
+constexpr int64_t kMinBlockRows = 64;
 
 struct Dims {
   int64_t m, k, n;
@@ -17,15 +28,21 @@ Dims DimsOf(const Tensor& a, const Tensor& out) {
   return {out.shape()[r - 2], a.shape()[r - 1], out.shape()[r - 1]};
 }
 
-// out[i, j] = sum_k a[i, k] * b[k, j] with accumulator Acc, over any strides.
+// out[i, j] = sum_k a[i, k] * b[k, j] with accumulator Acc, over any strides; returns early,
+// leaving out incomplete, once `cancel` is cancelled.
 template <typename Acc>
 void StridedMatMul(const float* a, int64_t sam, int64_t sak, const float* b, int64_t sbk,
-                   int64_t sbn, float* out, int64_t som, int64_t son, Dims d) {
+                   int64_t sbn, float* out, int64_t som, int64_t son, Dims d,
+                   const CancelToken* cancel) {
   for (int64_t i = 0; i < d.m; ++i) {
     for (int64_t j = 0; j < d.n; ++j) {
       Acc acc = 0;
-      for (int64_t k = 0; k < d.k; ++k) {
-        acc += static_cast<Acc>(a[i * sam + k * sak]) * static_cast<Acc>(b[k * sbk + j * sbn]);
+      for (int64_t k0 = 0; k0 == 0 || k0 < d.k; k0 += kCheckWork) {
+        if (Cancelled(cancel)) return;
+        const int64_t k1 = std::min(d.k, k0 + kCheckWork);
+        for (int64_t k = k0; k < k1; ++k) {
+          acc += static_cast<Acc>(a[i * sam + k * sak]) * static_cast<Acc>(b[k * sbk + j * sbn]);
+        }
       }
       out[i * som + j * son] = static_cast<float>(acc);
     }
@@ -59,10 +76,11 @@ void MatMulReference(const Tensor& a, const Tensor& b, Tensor& out) {
   float* po = out.MutableStorage<float>().data();
   const int r = out.rank();
   const Dims d = DimsOf(a, out);
+  const CancelToken* cancel = CurrentCancelToken();
   ForEachMatrix(a, b, out, [&](int64_t oa, int64_t ob, int64_t oo) {
     StridedMatMul<double>(pa + oa, a.strides()[r - 2], a.strides()[r - 1], pb + ob,
                           b.strides()[r - 2], b.strides()[r - 1], po + oo, out.strides()[r - 2],
-                          out.strides()[r - 1], d);
+                          out.strides()[r - 1], d, cancel);
   });
 }
 
@@ -76,16 +94,24 @@ void MatMulBlas(const Tensor& a, const Tensor& b, Tensor& out) {
   const auto mb = AsBlas(d.k, d.n, b.strides()[r - 2], b.strides()[r - 1]);
   const auto mo = AsBlas(d.m, d.n, out.strides()[r - 2], out.strides()[r - 1]);
   const bool blas = ma && mb && mo && mo->trans == CblasNoTrans && d.k > 0 && d.m > 0 && d.n > 0;
+  const CancelToken* cancel = CurrentCancelToken();
+  // Row i0 of a and out starts i0 row strides in, whether BLAS sees them transposed or not.
+  const int64_t rows =
+      std::min(d.m, std::max(kMinBlockRows, kBlasBlockWork / std::max<int64_t>(d.n * d.k, 1)));
   ForEachMatrix(a, b, out, [&](int64_t oa, int64_t ob, int64_t oo) {
-    if (blas) {
-      cblas_sgemm(CblasRowMajor, ma->trans, mb->trans, static_cast<blasint>(d.m),
-                  static_cast<blasint>(d.n), static_cast<blasint>(d.k), 1.0f, pa + oa,
-                  static_cast<blasint>(ma->ld), pb + ob, static_cast<blasint>(mb->ld), 0.0f,
-                  po + oo, static_cast<blasint>(mo->ld));
-    } else {
+    if (!blas) {
       StridedMatMul<float>(pa + oa, a.strides()[r - 2], a.strides()[r - 1], pb + ob,
                            b.strides()[r - 2], b.strides()[r - 1], po + oo, out.strides()[r - 2],
-                           out.strides()[r - 1], d);
+                           out.strides()[r - 1], d, cancel);
+      return;
+    }
+    for (int64_t i0 = 0; i0 < d.m; i0 += rows) {
+      if (Cancelled(cancel)) return;
+      cblas_sgemm(CblasRowMajor, ma->trans, mb->trans,
+                  static_cast<blasint>(std::min(rows, d.m - i0)), static_cast<blasint>(d.n),
+                  static_cast<blasint>(d.k), 1.0f, pa + oa + i0 * a.strides()[r - 2],
+                  static_cast<blasint>(ma->ld), pb + ob, static_cast<blasint>(mb->ld), 0.0f,
+                  po + oo + i0 * out.strides()[r - 2], static_cast<blasint>(mo->ld));
     }
   });
 }

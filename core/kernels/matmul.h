@@ -31,6 +31,9 @@ void ForEachMatrix(const Tensor& a, const Tensor& b, const Tensor& out, const Fn
   }
 }
 
+// Both MatMul kernels stop between blocks, leaving out incomplete, once the thread's
+// CancelToken (core/common/cancellation.h) is cancelled.
+
 // out = a x b with double accumulation, any strides.
 void MatMulReference(const Tensor& a, const Tensor& b, Tensor& out);
 

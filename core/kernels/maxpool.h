@@ -3,7 +3,9 @@
 // Window (oy, ox) covers input rows oy*stride_h - pad_h ... + kernel_h - 1 (columns likewise);
 // only in-bounds positions count, so padding never wins. Positions are scanned row by row;
 // the first maximum wins ties; a NaN wins and the first NaN is reported. Indices are int32
-// positions y * W + x within the input plane, written only when asked for.
+// positions y * W + x within the input plane, written only when asked for. The forward kernels
+// stop between output elements (reference) or groups of output rows (fast) once the thread's
+// CancelToken is cancelled.
 #pragma once
 
 #include "core/kernels/kernels.h"

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/common/cancellation.h"
 #include "core/kernels/maxpool.h"
 #include "core/kernels/maxpool_simd.h"
 
@@ -18,6 +19,17 @@ constexpr int64_t kTasksPerThread = 4;
 
 void CopyStrides(const Tensor& t, int64_t (&dst)[4]) {
   for (int d = 0; d < 4; ++d) dst[d] = t.shape()[d] == 1 ? 0 : t.strides()[d];
+}
+
+// fn over units [begin, end) in groups of about kPoolGrain * 16 window positions (`unit_work`
+// each), stopping between groups once `cancel` is cancelled.
+void RunUnitsChecked(PoolUnitsFn fn, const PoolPlan& plan, int64_t begin, int64_t end,
+                     int64_t unit_work, const CancelToken* cancel) {
+  const int64_t group = std::max<int64_t>(1, kPoolGrain * 16 / std::max<int64_t>(unit_work, 1));
+  for (int64_t at = begin; at < end; at += group) {
+    if (Cancelled(cancel)) return;
+    fn(plan, at, std::min(end, at + group));
+  }
 }
 
 }  // namespace
@@ -59,14 +71,18 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
   }
 
   const int64_t work = outputs * p.kernel_h * p.kernel_w;
+  const int64_t unit_work = work / units;
+  const CancelToken* cancel = CurrentCancelToken();
   const int64_t threads = pool.threads();
   const int64_t tasks =
       threads <= 1 ? 1 : std::min({units, threads * kTasksPerThread, work / kPoolGrain});
   if (tasks <= 1) {
-    fn(plan, 0, units);
+    RunUnitsChecked(fn, plan, 0, units, unit_work, cancel);
     return;
   }
-  pool.ParallelFor(tasks, [&](int64_t t) { fn(plan, units * t / tasks, units * (t + 1) / tasks); });
+  pool.ParallelFor(tasks, [&](int64_t t) {
+    RunUnitsChecked(fn, plan, units * t / tasks, units * (t + 1) / tasks, unit_work, cancel);
+  });
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/common/cancellation.h"
 #include "core/kernels/maxpool.h"
 
 namespace onemodel::internal {
@@ -14,11 +15,13 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
   const int64_t oh = out.shape()[2], ow = out.shape()[3];
   const Strides& s = x.strides();
   const Strides& so = out.strides();
+  const CancelToken* cancel = CurrentCancelToken();
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t c = 0; c < c_; ++c) {
       const float* plane = in + x.offset() + n * s[0] + c * s[1];
       for (int64_t oy = 0; oy < oh; ++oy) {
         for (int64_t ox = 0; ox < ow; ++ox) {
+          if (Cancelled(cancel)) return;
           float best = 0.0f;
           int64_t at = -1;
           for (int64_t ky = 0; ky < p.kernel_h; ++ky) {

@@ -1,6 +1,7 @@
 // Scalar elementwise maps over broadcast operands, for gradient formulas: Map(shape, fn, ins...)
 // is a new FLOAT tensor whose element i is fn(in0[i], in1[i], ...), each input expanded to
-// `shape`. Used by backward passes, where clarity beats SIMD.
+// `shape`. Used by backward passes, where clarity beats SIMD. Stops early (out incomplete)
+// once the thread's CancelToken is cancelled.
 #pragma once
 
 #include <array>
@@ -24,7 +25,7 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
     strides[static_cast<size_t>(k)] = &expanded[static_cast<size_t>(k - 1)].strides();
   }
   const auto plan = onemodel::internal::PlanRows<N>(shape, strides);
-  onemodel::internal::RunRange<N>(
+  onemodel::internal::RunRangeChecked<N>(
       plan, bases, 0, shape.ElementCount(),
       [&](int64_t n, const std::array<float*, N>& p, const std::array<int64_t, N>& s) {
         for (int64_t i = 0; i < n; ++i) {
@@ -33,7 +34,8 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
           }
           (std::make_index_sequence<N - 1>());
         }
-      });
+      },
+      CurrentCancelToken());
   return out;
 }
 

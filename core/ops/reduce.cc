@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/cancellation.h"
 #include "core/common/exceptions.h"
 #include "core/ops/op_utils.h"
 #include "core/shape/dim_vector.h"
@@ -34,7 +35,9 @@ std::array<bool, kMaxRank> ReducedAxes(std::string_view op, std::span<const int>
   return reduced;
 }
 
-// Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`.
+// Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`. Stops
+// early (the sums incomplete) once the thread's CancelToken is cancelled: it looks before each
+// output element and every 2^20 elements summed.
 Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, double scale,
                    const OpContext& ctx) {
   const int rank = x.rank();
@@ -55,6 +58,8 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
   int64_t inner_count = 1;
   for (int d = kept; d < rank; ++d) inner_count *= v.shape()[d];
   std::array<int64_t, kMaxRank> index{};
+  const CancelToken* cancel = CurrentCancelToken();
+  constexpr int64_t kCheckEvery = int64_t{1} << 20;
   for (int64_t i = 0; i < out.ElementCount(); ++i) {
     // Offset of output element i (row-major over the kept axes).
     int64_t base = v.offset();
@@ -67,6 +72,7 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
     int64_t at = base;
     for (int d = kept; d < rank; ++d) index[static_cast<size_t>(d)] = 0;
     for (int64_t k = 0; k < inner_count; ++k) {
+      if (k % kCheckEvery == 0 && Cancelled(cancel)) return out;
       acc += in[at];
       for (int d = rank - 1; d >= kept; --d) {
         at += v.strides()[d];

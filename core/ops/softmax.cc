@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/autograd/backward_record.h"
+#include "core/common/cancellation.h"
 #include "core/ops/op_utils.h"
 #include "core/shape/dim_vector.h"
 
@@ -12,7 +13,7 @@ namespace onemodel::ops {
 namespace {
 
 // Calls fn(base_in, base_out, stride_in, stride_out, n) for every row along `axis` of x and
-// its contiguous output (same shape).
+// its contiguous output (same shape); stops early once the thread's CancelToken is cancelled.
 template <typename Fn>
 void ForEachRowAlong(const Tensor& x, const Tensor& out, int axis, const Fn& fn) {
   DimVector<int> order;
@@ -27,7 +28,9 @@ void ForEachRowAlong(const Tensor& x, const Tensor& out, int axis, const Fn& fn)
   const int64_t n = x.rank() ? vx.shape()[outer_rank] : 1;
   const int64_t sx = x.rank() ? vx.strides()[outer_rank] : 1,
                 so = x.rank() ? vo.strides()[outer_rank] : 1;
+  const CancelToken* cancel = CurrentCancelToken();
   for (int64_t r = 0; r < rows; ++r) {
+    if (Cancelled(cancel)) return;
     int64_t ox = vx.offset(), oo = vo.offset(), rest = r;
     for (int d = outer_rank - 1; d >= 0; --d) {
       const int64_t i = rest % vx.shape()[d];

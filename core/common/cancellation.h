@@ -1,0 +1,49 @@
+// Cancellation of long computations: a call's CancelToken, made current on the thread that
+// works for the call, lets kernels stop between blocks once the call is cancelled (client
+// gone, deadline passed, server draining). A kernel that stops early leaves its output
+// incomplete; whoever made the token current checks it after the work and discards results.
+//
+//   CancelToken token;                      // owned by the call
+//   { CancelScope scope(&token); RunOps(); }  // kernels poll Cancelled(CurrentCancelToken())
+//   token.Cancel(kSomeCause);               // from any thread
+#pragma once
+
+#include <atomic>
+
+namespace onemodel {
+
+class CancelToken {
+ public:
+  // Asks the work to stop; the first cause (non-zero, the caller's meaning) is kept.
+  void Cancel(int cause) {
+    int none = 0;
+    cause_.compare_exchange_strong(none, cause, std::memory_order_relaxed);
+  }
+  bool cancelled() const { return cause_.load(std::memory_order_relaxed) != 0; }
+  // The cause given to the first Cancel(), 0 while not cancelled.
+  int cause() const { return cause_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int> cause_{0};
+};
+
+// The token of the call this thread works for, or null.
+const CancelToken* CurrentCancelToken();
+
+// True when `token` (a kernel's copy of CurrentCancelToken()) asks the work to stop. Cheap:
+// one relaxed load, no allocation.
+inline bool Cancelled(const CancelToken* token) { return token && token->cancelled(); }
+
+// Makes `token` current on this thread while it lives, then restores the previous one.
+class CancelScope {
+ public:
+  explicit CancelScope(const CancelToken* token);
+  ~CancelScope();
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+
+ private:
+  const CancelToken* previous_;
+};
+
+}  // namespace onemodel

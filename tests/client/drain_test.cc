@@ -1,0 +1,231 @@
+// Stopping long work: a MatMul that would run for minutes stops between blocks when its
+// client cancels or its deadline passes, and when the drain time after SIGTERM runs out (the
+// process exits within --drain-seconds plus kExitMargin); a second SIGTERM during the drain
+// ends the process cleanly with exit code 3; calls racing a SIGTERM end OK or UNAVAILABLE.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "tests/client/server_test.h"
+
+namespace onemodel::testing {
+namespace {
+
+using client::Ints;
+using client::RunBuilder;
+using client::Session;
+using client::TensorHandle;
+using grpc::StatusCode;
+using Clock = std::chrono::steady_clock;
+
+// server/daemon.h: the exit codes and margin the daemon documents.
+constexpr int kExitSecondSignal = 3;
+constexpr auto kExitMargin = std::chrono::seconds(5);
+// How much later than the daemon's bound the test accepts an exit (process start-up of the
+// waiter, a slow sanitizer build).
+constexpr auto kSlack = std::chrono::seconds(3);
+
+// One MatMul of two stride-0 views of the 1 x 1 tensor `x`, (128 x 2^23) x (2^23 x 128):
+// 1.4e11 multiply-adds on no memory, minutes in any build unless it is stopped.
+v1::RunRequest LongMatMul(const Session& session, const TensorHandle& x) {
+  RunBuilder run;
+  run.Op("MatMul", {run.Op("Expand", {x}, {{"shape", Ints{128, 1 << 23}}}),
+                    run.Op("Expand", {x}, {{"shape", Ints{1 << 23, 128}}})});
+  v1::RunRequest request = run.request();
+  request.set_session_id(session.id());
+  return request;
+}
+
+// Sends `request` by a raw stub, so the test holds the call's context.
+grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
+                    grpc::ClientContext& context) {
+  context.AddMetadata("onemodel-session", request.session_id());
+  v1::RunReply reply;
+  return v1::OneModel::NewStub(client.channel())->Run(&context, request, &reply);
+}
+
+// A session with x = [[1]] (fast kernels: the strided MatMul path of MatMulBlas).
+struct LongWork {
+  explicit LongWork(client::Client& client)
+      : session(client.CreateSession({.kernels = v1::KERNEL_CHOICE_FAST})),
+        x(session.Put<float>(std::vector<float>{1}, {1, 1})) {}
+  Session session;
+  TensorHandle x;
+};
+
+// Calls `stop` while a LongMatMul runs in its own thread; returns the call's status.
+template <typename Stop>
+grpc::Status RunLongMatMulAnd(client::Client& client, const LongWork& work,
+                              grpc::ClientContext& context, const Stop& stop) {
+  grpc::Status status;
+  std::thread call([&] { status = RawRun(client, LongMatMul(work.session, work.x), context); });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the MatMul is under way
+  stop();
+  call.join();
+  return status;
+}
+
+class CancelLongWorkTest : public ServerTest {};
+
+TEST_F(CancelLongWorkTest, ADeadlineStopsALongMatMulPromptly) {
+  LongWork work(client());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  const grpc::Status status = RawRun(client(), LongMatMul(work.session, work.x), context);
+  EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  // The session's next call waits on its strand for the MatMul: it runs once the kernel stops.
+  const auto start = Clock::now();
+  RunBuilder run;
+  run.Op("Neg", {work.x});
+  EXPECT_EQ(work.session.Get<float>(work.session.Run(run).back()), (std::vector<float>{-1}));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "the MatMul went on";
+  EXPECT_EQ(work.session.Stats().session().handles(), 2) << "x and Neg(x); the MatMul made none";
+}
+
+TEST_F(CancelLongWorkTest, AClientCancelStopsALongMatMulPromptly) {
+  LongWork work(client());
+  grpc::ClientContext context;
+  const grpc::Status status =
+      RunLongMatMulAnd(client(), work, context, [&] { context.TryCancel(); });
+  EXPECT_EQ(status.error_code(), StatusCode::CANCELLED) << status.error_message();
+  const auto start = Clock::now();
+  RunBuilder run;
+  run.Op("Neg", {work.x});
+  EXPECT_EQ(work.session.Get<float>(work.session.Run(run).back()), (std::vector<float>{-1}));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "the MatMul went on";
+}
+
+TEST(DrainTest, ALongMatMulIsStoppedWhenTheDrainTimeRunsOut) {
+  ServerProcess server({"--drain-seconds", "1"});
+  client::Client client(server.grpc_address());
+  LongWork work(client);
+  work.session.Detach();  // the server closes it when it stops
+  grpc::ClientContext context;
+  ExitStatus exit;
+  Clock::duration took{};
+  const grpc::Status status = RunLongMatMulAnd(client, work, context, [&] {
+    const auto start = Clock::now();
+    exit = server.Stop(SIGTERM);
+    took = Clock::now() - start;
+  });
+  ::testing::Test::RecordProperty(
+      "drain_1s_long_matmul_exit_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+  EXPECT_GE(took, std::chrono::seconds(1)) << "the MatMul was not in flight";
+  EXPECT_LT(took, std::chrono::seconds(1) + kExitMargin + kSlack);
+  EXPECT_EQ(status.error_code(), StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find("drain time (--drain-seconds) ran out"), std::string::npos)
+      << status.error_message();
+}
+
+TEST(DrainTest, ASecondSigtermDuringTheDrainExitsCleanlyWithCodeThree) {
+  ServerProcess server({"--drain-seconds", "60"});
+  client::Client client(server.grpc_address());
+  LongWork work(client);
+  work.session.Detach();
+  grpc::ClientContext context;
+  ExitStatus exit;
+  Clock::duration took{};
+  const grpc::Status status = RunLongMatMulAnd(client, work, context, [&] {
+    const auto start = Clock::now();
+    kill(server.pid(), SIGTERM);
+    // Apart enough that the first is taken before the second comes (two pending SIGTERMs
+    // would merge into one).
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    exit = server.Stop(SIGTERM);
+    took = Clock::now() - start;
+  });
+  EXPECT_EQ(exit.signal, 0) << exit.Describe();
+  EXPECT_EQ(exit.code, kExitSecondSignal) << exit.Describe();
+  EXPECT_LT(took, kExitMargin + kSlack);
+  EXPECT_EQ(status.error_code(), StatusCode::UNAVAILABLE) << status.error_message();
+}
+
+// Every thread of onemodeld but the main one (which waits for them in sigwait(), where the
+// kernel shows them unblocked) blocks SIGTERM and SIGINT: a thread that did not would die of
+// one, and the process with it.
+TEST(DrainTest, EveryThreadBlocksTheTerminationSignals) {
+  ServerProcess server;
+  const std::string tasks = "/proc/" + std::to_string(server.pid()) + "/task";
+  int threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    if (task.path().filename() == std::to_string(server.pid())) continue;
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line) && !line.starts_with("SigBlk:")) {
+    }
+    const uint64_t blocked = std::stoull(line.substr(7), nullptr, 16);
+    const uint64_t wanted = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1));
+    EXPECT_EQ(blocked & wanted, wanted) << "thread " << task.path().filename() << ": " << line;
+    ++threads;
+  }
+  EXPECT_GT(threads, 2);
+  EXPECT_TRUE(server.Stop().ok());
+}
+
+// Threads of short calls, then SIGTERM while they go on: each call ends OK or UNAVAILABLE,
+// never a bare CANCELLED. Counts every status code seen in `codes`.
+void RaceCallsWithASigterm(std::map<StatusCode, int>& codes, std::string& example) {
+  constexpr int kThreads = 16;
+  ServerProcess server({"--drain-seconds", "5"});
+  client::Client client(server.grpc_address());
+  std::atomic<int> calls{0};
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      std::optional<Session> session;
+      std::optional<TensorHandle> x;
+      const auto count = [&](StatusCode code, const std::string& message) {
+        std::lock_guard guard(mutex);
+        ++codes[code];
+        if (code != StatusCode::UNAVAILABLE && code != StatusCode::OK) {
+          example = std::string(client::StatusCodeName(code)) + ": " + message;
+        }
+      };
+      try {
+        session.emplace(client.CreateSession({}));
+        session->Detach();
+        x = session->Put<float>(std::vector<float>{1, 2, 3}, {3});
+      } catch (const client::Error& e) {
+        count(e.code(), e.what());
+        return;
+      }
+      for (int i = 0; i < 100000; ++i) {
+        try {
+          RunBuilder run;
+          run.Op("Neg", {*x});
+          session->Run(run.ResetArena());
+          calls.fetch_add(1);
+        } catch (const client::Error& e) {
+          count(e.code(), e.what());
+          if (e.code() == StatusCode::UNAVAILABLE) return;  // the server is going
+        }
+      }
+    });
+  }
+  Eventually([&] { return calls.load() >= 20 * kThreads; });
+  const ExitStatus exit = server.Stop(SIGTERM);
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+}
+
+TEST(DrainTest, CallsRacingASigtermEndOkOrUnavailable) {
+  std::map<StatusCode, int> codes;
+  std::string example;
+  for (int round = 0; round < 5; ++round) RaceCallsWithASigterm(codes, example);
+  for (const auto& [code, count] : codes) {
+    EXPECT_EQ(code, StatusCode::UNAVAILABLE) << count << " call(s) ended " << example;
+  }
+}
+
+}  // namespace
+}  // namespace onemodel::testing

@@ -1,0 +1,93 @@
+// Cancellation in kernels (core/common/cancellation.h): with the thread's CancelToken
+// cancelled, long kernels stop before their first block and leave the output as it was;
+// OpenBLAS MatMul split into row blocks gives the bits of one sgemm call.
+#include "core/common/cancellation.h"
+
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include <span>
+
+#include "core/kernels/fast_kernels.h"
+#include "core/kernels/matmul.h"
+#include "core/kernels/reference_kernels.h"
+#include "core/memory/buffer_pool.h"
+
+namespace onemodel {
+namespace {
+
+// Every value of `t` is 7 (the fill before a cancelled kernel).
+bool Untouched(const Tensor& t) {
+  for (float v : t.Data<float>()) {
+    if (v != 7.0f) return false;
+  }
+  return true;
+}
+
+TEST(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
+  BufferPool pool;
+  ThreadPool threads(2);
+  const ReferenceKernels reference;
+  const FastKernels fast(BestTarget(), threads);
+  Tensor a = Tensor::Empty(Shape{64, 256}, DType::kFloat, pool);
+  Tensor b = Tensor::Empty(Shape{256, 64}, DType::kFloat, pool);
+  Tensor x = Tensor::Empty(Shape{4, 4, 32, 32}, DType::kFloat, pool);
+  Tensor one = Tensor::Empty(Shape{1, 1}, DType::kFloat, pool);  // broadcast: the strided path
+  one.Fill(1.0f);
+  a.Fill(1.0f);
+  b.Fill(2.0f);
+  x.Fill(3.0f);
+  CancelToken token;
+  token.Cancel(1);
+  for (const TensorKernels* k :
+       {static_cast<const TensorKernels*>(&reference), static_cast<const TensorKernels*>(&fast)}) {
+    Tensor product = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
+    Tensor strided = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
+    Tensor negated = Tensor::Empty(a.shape(), DType::kFloat, pool);
+    Tensor sum = Tensor::Empty(a.shape(), DType::kFloat, pool);
+    Tensor pooled = Tensor::Empty(Shape{4, 4, 16, 16}, DType::kFloat, pool);
+    for (Tensor* t : {&product, &strided, &negated, &sum, &pooled}) t->Fill(7.0f);
+    {
+      const CancelScope scope(&token);
+      k->MatMul(a, b, product);
+      k->MatMul(one.Expand(Shape{64, 256}), one.Expand(Shape{256, 64}), strided);
+      k->Unary(UnaryOp::kNeg, a, negated);
+      k->Binary(BinaryOp::kAdd, a, a, sum);
+      k->MaxPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, pooled,
+                   nullptr);
+    }
+    for (const Tensor* t : {&product, &strided, &negated, &sum, &pooled}) {
+      EXPECT_TRUE(Untouched(*t)) << k->name();
+    }
+    EXPECT_EQ(CurrentCancelToken(), nullptr);
+    k->MatMul(a, b, product);  // no token: computed
+    EXPECT_EQ(product.Data<float>()[0], 512.0f) << k->name();
+  }
+}
+
+TEST(CancellationTest, BlasMatMulInRowBlocksGivesTheBitsOfOneCall) {
+  // n * k = 2^26, so the rows go in blocks of 64: 64 and 2 (about 260 MiB in all).
+  constexpr int64_t m = 66, k = 4096, n = 16384;
+  BufferPool pool;
+  Tensor a = Tensor::Empty(Shape{m, k}, DType::kFloat, pool);
+  Tensor at = Tensor::Empty(Shape{k, m}, DType::kFloat, pool);  // a transposed, as a view
+  Tensor b = Tensor::Empty(Shape{k, n}, DType::kFloat, pool);
+  for (Tensor* t : {&a, &at, &b}) {
+    const std::span<float> values = t->MutableData<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 37) / 16 - 1;
+  }
+  for (const Tensor& left : {a, at.Transpose(0, 1)}) {
+    Tensor blocked = Tensor::Empty(Shape{m, n}, DType::kFloat, pool);
+    internal::MatMulBlas(left, b, blocked);
+    std::vector<float> whole(static_cast<size_t>(m * n));
+    const bool transposed = left.strides()[0] == 1;
+    cblas_sgemm(CblasRowMajor, transposed ? CblasTrans : CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                left.Storage<float>().data() + left.offset(), transposed ? m : k,
+                b.Data<float>().data(), n, 0.0f, whole.data(), n);
+    const std::span<const float> got = blocked.Data<float>();
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), whole.begin())) << "transposed " << transposed;
+  }
+}
+
+}  // namespace
+}  // namespace onemodel
