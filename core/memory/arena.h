@@ -71,6 +71,13 @@ class Arena final : public Allocator, public BufferOwner {
   // memory until its next allocation.
   void Clear();
 
+  // Gives free chunks back to the pool (and the budget), the last held first, until the chunks
+  // held total at most `keep_bytes` or none is free; returns the chunk bytes given back. A
+  // chunk is free when no allocation since the last Reset() lies in it or before it, so Trim
+  // never touches a live tensor and is safe at any time, even inside an allocation. The next
+  // run rents again what was given back (growth_events counts it).
+  int64_t Trim(int64_t keep_bytes);
+
   ArenaStats Stats() const;
   int64_t chunk_bytes() const { return chunk_bytes_; }
 
@@ -94,6 +101,8 @@ class Arena final : public Allocator, public BufferOwner {
   }
   // Returns every chunk to the pool; the cursor points nowhere.
   void ReleaseChunks();
+  // Returns the last chunk to the pool (and the budget).
+  void ReleaseLastChunk();
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);
 
