@@ -100,6 +100,14 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
              "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
              "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on")
       ->check(CLI::PositiveNumber);
+  AddSetting(app, "max-watches", &c->max_watches, "WatchStats streams open at once")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  AddSetting(app, "max-watches-per-session", &c->max_watches_per_session,
+             "WatchStats streams open at once for one session")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  AddSetting(app, "min-watch-interval-ms", &c->min_watch_interval_ms,
+             "shortest WatchStats interval a client may ask for; shorter is refused")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600000}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

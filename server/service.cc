@@ -2,7 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
 #include "core/memory/memory_budget.h"
+#include "core/common/exceptions.h"
+#include "server/reply_charge.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/stats_proto.h"
@@ -55,19 +61,25 @@ void OneModelService::Done() {
   if (--active_calls_ == 0) idle_.notify_all();
 }
 
-OneModelService::Unary* OneModelService::NewUnaryReactor() {
-  // gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone.
-  class UnaryReactor final : public Unary {
-   public:
-    explicit UnaryReactor(OneModelService& service) : service_(service) {}
-    void OnDone() override {
-      service_.Done();
-      delete this;
-    }
+// gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone, and
+// holds the reply's memory charge until then.
+class OneModelService::UnaryReactor final : public Unary {
+ public:
+  explicit UnaryReactor(OneModelService& service) : service_(service) {}
+  // Keeps `charge` until gRPC is done with the call.
+  void Hold(ReplyCharge charge) { charge_ = std::move(charge); }
+  void OnDone() override {
+    charge_ = ReplyCharge();
+    service_.Done();
+    delete this;
+  }
 
-   private:
-    OneModelService& service_;
-  };
+ private:
+  OneModelService& service_;
+  ReplyCharge charge_;
+};
+
+OneModelService::UnaryReactor* OneModelService::NewUnaryReactor() {
   return new UnaryReactor(*this);
 }
 
@@ -109,7 +121,7 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
 template <typename Work>
 OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
                                                    const std::string& session_field, Work work) {
-  Unary* reactor = NewUnaryReactor();
+  UnaryReactor* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
   try {
@@ -128,7 +140,11 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     try {
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
-      work(*session);
+      if constexpr (std::is_invocable_v<Work&, const std::shared_ptr<Session>&, UnaryReactor&>) {
+        work(session, *reactor);
+      } else {
+        work(*session);
+      }
     } catch (...) {
       status = CurrentExceptionStatus();
     }
@@ -228,8 +244,9 @@ OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
 OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                                    const v1::GetTensorRequest* request,
                                                    onnx::TensorProto* reply) {
-  return OnSession(Method::kGetTensor, ctx, request->session_id(), [=, this](Session& s) {
-    const Tensor& t = s.handles().Find(request->handle()).tensor;
+  return OnSession(Method::kGetTensor, ctx, request->session_id(),
+                   [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
+    const Tensor& t = s->handles().Find(request->handle()).tensor;
     const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
     if (bytes > max_payload_bytes()) {
       throw ResourceExhausted("tensor '" + request->handle() + "' holds " + std::to_string(bytes) +
@@ -237,7 +254,16 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                               std::to_string(config_.max_message_bytes) +
                               " bytes (--max-message-bytes); fetch it with DownloadTensor");
     }
-    EncodeTensor(t, s.ledger(), reply);
+    // The reply's values and gRPC's serialized copy stay until the client has read them.
+    try {
+      reactor.Hold(ReplyCharge(s, 2 * bytes));
+    } catch (const MemoryLimitException& e) {
+      throw ResourceExhausted("the reply to GetTensor of '" + request->handle() + "' holds " +
+                              FormatBytes(bytes) + " twice until the client reads it (values " +
+                              "and gRPC's copy), which does not fit: " + e.what() +
+                              "; fetch it with DownloadTensor, which streams it in chunks");
+    }
+    EncodeTensor(t, s->ledger(), reply);
     reply->set_name(request->handle());
   });
 }
@@ -274,7 +300,11 @@ OneModelService::Unary* OneModelService::ResetArena(Context* ctx,
                                                     const v1::ResetArenaRequest* request,
                                                     v1::ResetArenaReply* reply) {
   return OnSession(Method::kResetArena, ctx, request->session_id(), [=](Session& s) {
-    reply->set_stale_handles(s.ResetArena());
+    if (request->keep_bytes() < 0) {
+      throw InvalidArgument("keep_bytes must be at least 0 (the arena chunk bytes to keep); got " +
+                            std::to_string(request->keep_bytes()));
+    }
+    reply->set_stale_handles(s.ResetArena(request->trim(), request->keep_bytes()));
     FillArenaStats(s.arena().Stats(), reply->mutable_arena());
   });
 }
@@ -312,9 +342,24 @@ grpc::ServerWriteReactor<v1::DownloadTensorReply>* OneModelService::DownloadTens
   return new DownloadReactor(*this, ctx, request);
 }
 
-void OneModelService::AddWatch(WatchStatsReactor* watch) {
+void OneModelService::AddWatch(WatchStatsReactor* watch, const Session* session) {
   std::lock_guard guard(calls_mutex_);
-  watches_.insert(watch);
+  if (std::cmp_greater_equal(watches_.size(), config_.max_watches)) {
+    throw ResourceExhausted(std::to_string(watches_.size()) +
+                            " WatchStats streams are open, the server's limit (--max-watches); "
+                            "end one, or poll GetStats");
+  }
+  if (session) {
+    const auto same = std::count_if(watches_.begin(), watches_.end(),
+                                    [&](const auto& w) { return w.second == session; });
+    if (same >= config_.max_watches_per_session) {
+      throw ResourceExhausted(
+          std::to_string(same) + " WatchStats streams of session s" +
+          std::to_string(session->serial()) +
+          " are open, the limit for one session (--max-watches-per-session); end one first");
+    }
+  }
+  watches_.emplace(watch, session);
 }
 
 void OneModelService::RemoveWatch(WatchStatsReactor* watch) {
@@ -330,7 +375,7 @@ bool OneModelService::draining() const {
 void OneModelService::StartDrain() {
   std::lock_guard guard(calls_mutex_);
   draining_ = true;
-  for (WatchStatsReactor* watch : watches_) watch->End();
+  for (const auto& entry : watches_) entry.first->End();
 }
 
 bool OneModelService::WaitIdle(std::chrono::system_clock::time_point deadline) {

@@ -16,7 +16,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "onemodel/v1/onemodel.grpc.pb.h"
@@ -118,8 +118,10 @@ class OneModelService final : public v1::OneModel::CallbackService {
   void StartDrain();
   // Waits until no call is in flight or `deadline` passes; true when none is left.
   bool WaitIdle(std::chrono::system_clock::time_point deadline);
-  // WatchStats reactors register while they run, so EndWatches() can reach them.
-  void AddWatch(class WatchStatsReactor* watch);
+  // WatchStats reactors register while they run, so StartDrain() can reach them. Throws
+  // RpcError RESOURCE_EXHAUSTED when `watch` would pass --max-watches or, for `session`,
+  // --max-watches-per-session.
+  void AddWatch(class WatchStatsReactor* watch, const Session* session);
   void RemoveWatch(class WatchStatsReactor* watch);
   bool draining() const;
 
@@ -127,11 +129,13 @@ class OneModelService final : public v1::OneModel::CallbackService {
   SessionManager& sessions() const { return sessions_; }
 
  private:
-  // Runs `work(session)` on the strand of the session the call names, then finishes.
+  // Runs `work(session)` on the strand of the session the call names, then finishes; a
+  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor.
   template <typename Work>
   Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
   // A unary call's reactor that calls Done() when gRPC is done with it.
-  Unary* NewUnaryReactor();
+  class UnaryReactor;
+  UnaryReactor* NewUnaryReactor();
   // Runs `work()` on the calling thread, then finishes.
   template <typename Work>
   Unary* Inline(Method method, Context* ctx, Work work);
@@ -146,7 +150,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
   std::condition_variable idle_;
   int64_t active_calls_ = 0;
   bool draining_ = false;
-  std::unordered_set<WatchStatsReactor*> watches_;
+  std::unordered_map<WatchStatsReactor*, const Session*> watches_;  // with the session watched
 };
 
 }  // namespace onemodel::server

@@ -197,11 +197,20 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
   std::vector<Tensor> grads =
       Backward(root, grad_output ? &*grad_output : nullptr, inputs, session.ArenaContext(),
                {.retain_graph = request.retain_graph()});
-  for (Tensor& g : grads) {
-    g = Place(session, placement, g);
-    const bool owns = OwnsBuffer(g, known);
-    known.push_back(g);
-    const std::string handle = session.handles().Add(g, placement, owns);
+  // All or nothing: when placing one gradient fails, the copies made before it go too.
+  std::vector<bool> owns;
+  try {
+    for (Tensor& g : grads) {
+      g = Place(session, placement, g);
+      owns.push_back(OwnsBuffer(g, known));
+      known.push_back(g);
+    }
+  } catch (...) {
+    DisposeUnnamed(session, std::span(grads).first(owns.size()), owns);
+    throw;
+  }
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const std::string handle = session.handles().Add(grads[i], placement, owns[i]);
     FillTensorInfo(handle, session.handles().Find(handle), reply->add_gradients());
   }
 }
