@@ -419,6 +419,19 @@ def test_reset_arena(sess):
         assert_error(ei, grpc.StatusCode.FAILED_PRECONDITION, o.handle, 'arena', 'reset')
 
 
+def test_reset_arena_trim_gives_chunks_back(sess):
+    a = sess.put(np.ones(1, np.float32))
+    for _ in range(3):                                  # three results of 1 MiB: three chunks
+        sess.op('Exp', sess.op('Expand', a, shape=[(1 << 20) // 4 - 1024]))
+    assert sess.reset_arena().arena.chunks >= 3         # without trim the chunks stay
+    r = sess.reset_arena(trim=True, keep_bytes=1 << 20)
+    assert r.arena.chunks == 1 and r.arena.reserved_bytes <= 1 << 20
+    assert sess.reset_arena(trim=True).arena.chunks == 0
+    with pytest.raises(onemodel.InvalidArgument) as ei:
+        sess.reset_arena(trim=True, keep_bytes=-1)
+    assert_error(ei, grpc.StatusCode.INVALID_ARGUMENT, 'keep_bytes must be at least 0')
+
+
 def test_run_reset_arena_flag(sess):
     a = sess.put(np.ones(2, np.float32))
     old = sess.op('Exp', a)
