@@ -40,9 +40,9 @@ struct ServerConfig {
   // How long a streamed transfer may wait on its client (no chunk received or accepted)
   // before it is cancelled and lets its session go.
   double stream_idle_timeout_seconds = 30;
-  int64_t max_watches = 64;              // WatchStats streams open at once, server-wide
-  int64_t max_watches_per_session = 4;   // WatchStats streams naming one session
-  int64_t min_watch_interval_ms = 100;   // shortest WatchStats interval; shorter is refused
+  int64_t max_watches = 64;             // WatchStats streams open at once, server-wide
+  int64_t max_watches_per_session = 4;  // WatchStats streams naming one session
+  int64_t min_watch_interval_ms = 100;  // shortest WatchStats interval; shorter is refused
 };
 
 // Fills `config` from argv and the environment. Returns -1 to go on, or the exit code for

@@ -6,8 +6,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/memory/memory_budget.h"
 #include "core/common/exceptions.h"
+#include "core/memory/memory_budget.h"
 #include "server/reply_charge.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
@@ -244,28 +244,30 @@ OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
 OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                                    const v1::GetTensorRequest* request,
                                                    onnx::TensorProto* reply) {
-  return OnSession(Method::kGetTensor, ctx, request->session_id(),
-                   [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
-    const Tensor& t = s->handles().Find(request->handle()).tensor;
-    const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
-    if (bytes > max_payload_bytes()) {
-      throw ResourceExhausted("tensor '" + request->handle() + "' holds " + std::to_string(bytes) +
-                              " bytes, more than fits in one message of at most " +
-                              std::to_string(config_.max_message_bytes) +
-                              " bytes (--max-message-bytes); fetch it with DownloadTensor");
-    }
-    // The reply's values and gRPC's serialized copy stay until the client has read them.
-    try {
-      reactor.Hold(ReplyCharge(s, 2 * bytes));
-    } catch (const MemoryLimitException& e) {
-      throw ResourceExhausted("the reply to GetTensor of '" + request->handle() + "' holds " +
-                              FormatBytes(bytes) + " twice until the client reads it (values " +
-                              "and gRPC's copy), which does not fit: " + e.what() +
-                              "; fetch it with DownloadTensor, which streams it in chunks");
-    }
-    EncodeTensor(t, s->ledger(), reply);
-    reply->set_name(request->handle());
-  });
+  return OnSession(
+      Method::kGetTensor, ctx, request->session_id(),
+      [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
+        const Tensor& t = s->handles().Find(request->handle()).tensor;
+        const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
+        if (bytes > max_payload_bytes()) {
+          throw ResourceExhausted("tensor '" + request->handle() + "' holds " +
+                                  std::to_string(bytes) +
+                                  " bytes, more than fits in one message of at most " +
+                                  std::to_string(config_.max_message_bytes) +
+                                  " bytes (--max-message-bytes); fetch it with DownloadTensor");
+        }
+        // The reply's values and gRPC's serialized copy stay until the client has read them.
+        try {
+          reactor.Hold(ReplyCharge(s, 2 * bytes));
+        } catch (const MemoryLimitException& e) {
+          throw ResourceExhausted("the reply to GetTensor of '" + request->handle() + "' holds " +
+                                  FormatBytes(bytes) + " twice until the client reads it (values " +
+                                  "and gRPC's copy), which does not fit: " + e.what() +
+                                  "; fetch it with DownloadTensor, which streams it in chunks");
+        }
+        EncodeTensor(t, s->ledger(), reply);
+        reply->set_name(request->handle());
+      });
 }
 
 OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,

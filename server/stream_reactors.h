@@ -6,7 +6,9 @@
 // its bytes move; no thread waits meanwhile: chunks are copied as gRPC delivers or accepts
 // them. A transfer that fails or is cancelled frees what it allocated. A client that keeps a
 // transfer waiting (sends or reads nothing) for --stream-idle-timeout gets DEADLINE_EXCEEDED,
-// which frees the transfer's memory and lets its session's strand go.
+// which frees the transfer's memory and lets its session's strand go. A download copies a view
+// chunk by chunk and charges its two chunks in flight to the session until gRPC is done with it.
+// WatchStats streams are capped per server and per session (--max-watches*).
 //
 //   return new UploadReactor(service, ctx, reply);   // gRPC deletes it when done
 #pragma once

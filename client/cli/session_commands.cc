@@ -47,8 +47,9 @@ void AddResetArena(CLI::App& session, GlobalOptions& global) {
       "reset-arena", "make every arena tensor of a session stale, optionally trimming its chunks");
   reset->add_option("id", *id, "session id")->required();
   reset->add_flag("--trim", options->trim, "also give the arena's chunks back to the pool");
-  reset->add_option("--keep-bytes", options->keep_bytes,
-                    "with --trim, chunk bytes to keep (suffixes: KiB, MiB)")
+  reset
+      ->add_option("--keep-bytes", options->keep_bytes,
+                   "with --trim, chunk bytes to keep (suffixes: KiB, MiB)")
       ->transform(CLI::AsSizeValue(false));
   reset->callback([&global, id, options] {
     client::Client client = Connect(global.connection);

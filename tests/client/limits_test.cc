@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/client/server_test.h"

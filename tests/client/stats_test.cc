@@ -143,8 +143,8 @@ TEST_F(StatsTest, PrometheusEndpointServesTheMetrics) {
 class WatchLimitTest : public ServerTest {
  protected:
   static void SetUpTestSuite() {
-    StartServer({"--max-watches", "3", "--max-watches-per-session", "2",
-                 "--min-watch-interval-ms", "50"});
+    StartServer(
+        {"--max-watches", "3", "--max-watches-per-session", "2", "--min-watch-interval-ms", "50"});
   }
 
   // A WatchStats stream (of `session` unless empty) whose first Stats arrived, so the server
@@ -202,8 +202,7 @@ TEST_F(WatchLimitTest, OneSessionMayWatchOnlyAFewTimesAtOnce) {
   }
   const std::unique_ptr<Watch> third = Open(session.id());
   EXPECT_EQ(third->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(third->status.error_message(),
-              HasSubstr("2 WatchStats streams of session s"));
+  EXPECT_THAT(third->status.error_message(), HasSubstr("2 WatchStats streams of session s"));
   EXPECT_THAT(third->status.error_message(), HasSubstr("--max-watches-per-session"));
   Session other = NewSession();
   std::unique_ptr<Watch> others = Open(other.id());

@@ -426,12 +426,10 @@ TEST(TensorCodecTest, ExpandedTensorEncodesEveryRepeat) {
 
 TEST(TensorCodecTest, CopyRowMajorCopiesAnyRangeOfAView) {
   BufferPool pool;
-  const std::vector<Tensor> views = {
-      Iota<int16_t>(Shape{3, 1}, pool).Expand(Shape{2, 3, 5}),
-      Iota<uint8_t>(Shape{2, 3, 4}, pool).Permute({2, 0, 1}),
-      Iota<int32_t>(Shape{3, 4}, pool).Slice(1, -1, -5, -1),
-      Iota<float>(Shape{7}, pool),
-      Iota<double>(Shape{}, pool)};
+  const std::vector<Tensor> views = {Iota<int16_t>(Shape{3, 1}, pool).Expand(Shape{2, 3, 5}),
+                                     Iota<uint8_t>(Shape{2, 3, 4}, pool).Permute({2, 0, 1}),
+                                     Iota<int32_t>(Shape{3, 4}, pool).Slice(1, -1, -5, -1),
+                                     Iota<float>(Shape{7}, pool), Iota<double>(Shape{}, pool)};
   for (const Tensor& t : views) {
     const std::string all = RowMajorBytes(t);
     const int size = ElementSize(t.dtype());
