@@ -197,21 +197,26 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
   std::vector<Tensor> grads =
       Backward(root, grad_output ? &*grad_output : nullptr, inputs, session.ArenaContext(),
                {.retain_graph = request.retain_graph()});
-  // All or nothing: when placing one gradient fails, the copies made before it go too.
+  // All or nothing: when placing or naming one gradient fails, the handles and copies made
+  // before it go too.
   std::vector<bool> owns;
+  std::vector<std::string> handles;
   try {
     for (Tensor& g : grads) {
       g = Place(session, placement, g);
       owns.push_back(OwnsBuffer(g, known));
       known.push_back(g);
     }
+    for (size_t i = 0; i < grads.size(); ++i) {
+      handles.push_back(session.handles().Add(grads[i], placement, owns[i]));
+    }
   } catch (...) {
+    for (const std::string& h : handles) session.handles().Remove(h);
     DisposeUnnamed(session, std::span(grads).first(owns.size()), owns);
     throw;
   }
-  for (size_t i = 0; i < grads.size(); ++i) {
-    const std::string handle = session.handles().Add(grads[i], placement, owns[i]);
-    FillTensorInfo(handle, session.handles().Find(handle), reply->add_gradients());
+  for (const std::string& h : handles) {
+    FillTensorInfo(h, session.handles().Find(h), reply->add_gradients());
   }
 }
 
