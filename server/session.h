@@ -81,6 +81,7 @@ class Session {
   bool Expired(Clock::time_point now) const;
   void Touch() { last_used_.store(Clock::now().time_since_epoch().count()); }
   const MemoryBudget& budget() const { return budget_; }
+  // Charge on the strand only (a refusal first trims the arena); Refund from any thread.
   MemoryBudget& budget() { return budget_; }
 
  private:

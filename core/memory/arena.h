@@ -1,9 +1,10 @@
 // Arena: bump allocation for the state of one run (spec 6).
 //
 // Chunks (1 MiB by default, or the request if larger) are rented from a BufferPool and kept
-// across Reset(). Reset() reclaims everything at once and makes every tensor allocated since
-// the last reset stale. After a warm-up run, a run with the same allocation sequence
-// allocates no memory at all: chunks, buffer headers and bookkeeping are all reused.
+// across Reset() until Trim() gives the free ones back. Reset() reclaims everything at once
+// and makes every tensor allocated since the last reset stale. After a warm-up run, a run with
+// the same allocation sequence allocates no memory at all: chunks, buffer headers and
+// bookkeeping are all reused.
 // Not thread-safe: one arena per concurrent run.
 //
 //   Arena arena(pool);
