@@ -226,6 +226,12 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
   flags.Size("max-upload-bytes-in-flight", &c->max_upload_bytes_in_flight, 0, kPiB,
              "bytes all UploadTensor calls in flight may reserve for their announced sizes; 0 "
              "means half of --memory-limit");
+  flags.Number("max-watches", &c->max_watches, 1, int64_t{1} << 20,
+               "WatchStats streams open at once");
+  flags.Number("max-watches-per-session", &c->max_watches_per_session, 1, int64_t{1} << 20,
+               "WatchStats streams open at once for one session");
+  flags.Number("min-watch-interval-ms", &c->min_watch_interval_ms, 1, 3600000,
+               "shortest WatchStats interval a client may ask for; shorter is refused");
   flags.Number("session-tombstones", &c->session_tombstones, 1, int64_t{1} << 22,
                "ids of ended sessions remembered (about 90 bytes each) so that CreateSession "
                "refuses them when proposed again");

@@ -51,6 +51,9 @@ struct ServerConfig {
   // Ids of ended sessions kept (and how long) so that none is proposed again (RecentIds).
   int64_t session_tombstones = 65536;
   double session_tombstone_seconds = 3600;
+  int64_t max_watches = 64;             // WatchStats streams open at once, server-wide
+  int64_t max_watches_per_session = 4;  // WatchStats streams naming one session
+  int64_t min_watch_interval_ms = 100;  // shortest WatchStats interval; shorter is refused
 };
 
 // A numeric flag and the closed range ParseConfig accepts (anything else exits 2).

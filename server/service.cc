@@ -2,8 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+#include "core/common/exceptions.h"
 #include "core/memory/memory_budget.h"
 #include "server/logging.h"
+#include "server/reply_charge.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/stats_proto.h"
@@ -56,16 +62,21 @@ void OneModelService::Done() {
   if (--active_calls_ == 0) idle_.notify_all();
 }
 
+// gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone,
+// holds the reply's memory charge until then, and holds the call's CancelToken, cancelled when
+// the call is (client, deadline, drain).
 class OneModelService::UnaryReactor final : public Unary {
  public:
   explicit UnaryReactor(OneModelService& service) : service_(service) {
     std::lock_guard guard(service_.calls_mutex_);
     service_.tokens_.insert(&token_);
   }
+  // Keeps `charge` until gRPC is done with the call.
+  void Hold(ReplyCharge charge) { charge_ = std::move(charge); }
   // The client cancelled or the deadline passed (CheckLive tells which).
   void OnCancel() override { token_.Cancel(static_cast<int>(grpc::StatusCode::CANCELLED)); }
-  // gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone.
   void OnDone() override {
+    charge_ = ReplyCharge();
     {
       std::lock_guard guard(service_.calls_mutex_);
       service_.tokens_.erase(&token_);
@@ -78,6 +89,7 @@ class OneModelService::UnaryReactor final : public Unary {
  private:
   OneModelService& service_;
   CancelToken token_;
+  ReplyCharge charge_;
 };
 
 OneModelService::UnaryReactor* OneModelService::NewUnaryReactor() {
@@ -147,7 +159,11 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
       const CancelScope scope(&reactor->token());  // long kernels stop when the call does
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
-      work(*session);
+      if constexpr (std::is_invocable_v<Work&, const std::shared_ptr<Session>&, UnaryReactor&>) {
+        work(session, *reactor);
+      } else {
+        work(*session);
+      }
     } catch (...) {
       status = CurrentExceptionStatus();
     }
@@ -245,18 +261,30 @@ OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
 OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                                    const v1::GetTensorRequest* request,
                                                    onnx::TensorProto* reply) {
-  return OnSession(Method::kGetTensor, ctx, request->session_id(), [=, this](Session& s) {
-    const Tensor& t = s.handles().Find(request->handle()).tensor;
-    const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
-    if (bytes > max_payload_bytes()) {
-      throw ResourceExhausted("tensor '" + request->handle() + "' holds " + std::to_string(bytes) +
-                              " bytes, more than fits in one message of at most " +
-                              std::to_string(config_.max_message_bytes) +
-                              " bytes (--max-message-bytes); fetch it with DownloadTensor");
-    }
-    EncodeTensor(t, s.ledger(), reply);
-    reply->set_name(request->handle());
-  });
+  return OnSession(
+      Method::kGetTensor, ctx, request->session_id(),
+      [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
+        const Tensor& t = s->handles().Find(request->handle()).tensor;
+        const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
+        if (bytes > max_payload_bytes()) {
+          throw ResourceExhausted("tensor '" + request->handle() + "' holds " +
+                                  std::to_string(bytes) +
+                                  " bytes, more than fits in one message of at most " +
+                                  std::to_string(config_.max_message_bytes) +
+                                  " bytes (--max-message-bytes); fetch it with DownloadTensor");
+        }
+        // The reply's values and gRPC's serialized copy stay until the client has read them.
+        try {
+          reactor.Hold(ReplyCharge(s, 2 * bytes));
+        } catch (const MemoryLimitException& e) {
+          throw ResourceExhausted("the reply to GetTensor of '" + request->handle() + "' holds " +
+                                  FormatBytes(bytes) + " twice until the client reads it (values " +
+                                  "and gRPC's copy), which does not fit: " + e.what() +
+                                  "; fetch it with DownloadTensor, which streams it in chunks");
+        }
+        EncodeTensor(t, s->ledger(), reply);
+        reply->set_name(request->handle());
+      });
 }
 
 OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
@@ -291,7 +319,11 @@ OneModelService::Unary* OneModelService::ResetArena(Context* ctx,
                                                     const v1::ResetArenaRequest* request,
                                                     v1::ResetArenaReply* reply) {
   return OnSession(Method::kResetArena, ctx, request->session_id(), [=](Session& s) {
-    reply->set_stale_handles(s.ResetArena());
+    if (request->keep_bytes() < 0) {
+      throw InvalidArgument("keep_bytes must be at least 0 (the arena chunk bytes to keep); got " +
+                            std::to_string(request->keep_bytes()));
+    }
+    reply->set_stale_handles(s.ResetArena(request->trim(), request->keep_bytes()));
     FillArenaStats(s.arena().Stats(), reply->mutable_arena());
   });
 }
@@ -329,9 +361,24 @@ grpc::ServerWriteReactor<v1::DownloadTensorReply>* OneModelService::DownloadTens
   return new DownloadReactor(*this, ctx, request);
 }
 
-void OneModelService::AddWatch(WatchStatsReactor* watch) {
+void OneModelService::AddWatch(WatchStatsReactor* watch, const Session* session) {
   std::lock_guard guard(calls_mutex_);
-  watches_.insert(watch);
+  if (std::cmp_greater_equal(watches_.size(), config_.max_watches)) {
+    throw ResourceExhausted(std::to_string(watches_.size()) +
+                            " WatchStats streams are open, the server's limit (--max-watches); "
+                            "end one, or poll GetStats");
+  }
+  if (session) {
+    const auto same = std::count_if(watches_.begin(), watches_.end(),
+                                    [&](const auto& w) { return w.second == session; });
+    if (same >= config_.max_watches_per_session) {
+      throw ResourceExhausted(
+          std::to_string(same) + " WatchStats streams of session s" +
+          std::to_string(session->serial()) +
+          " are open, the limit for one session (--max-watches-per-session); end one first");
+    }
+  }
+  watches_.emplace(watch, session);
 }
 
 void OneModelService::RemoveWatch(WatchStatsReactor* watch) {
@@ -347,7 +394,7 @@ bool OneModelService::draining() const {
 void OneModelService::StartDrain() {
   std::lock_guard guard(calls_mutex_);
   draining_ = true;
-  for (WatchStatsReactor* watch : watches_) watch->End();
+  for (const auto& entry : watches_) entry.first->End();
 }
 
 bool OneModelService::WaitIdle(std::chrono::system_clock::time_point deadline) {

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -126,8 +127,10 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Shutdown, after the drain: every unary call in flight or queued is asked to stop; its
   // kernels stop between blocks and it ends UNAVAILABLE.
   void CancelCalls();
-  // WatchStats reactors register while they run, so EndWatches() can reach them.
-  void AddWatch(class WatchStatsReactor* watch);
+  // WatchStats reactors register while they run, so StartDrain() can reach them. Throws
+  // RpcError RESOURCE_EXHAUSTED when `watch` would pass --max-watches or, for `session`,
+  // --max-watches-per-session.
+  void AddWatch(class WatchStatsReactor* watch, const Session* session);
   void RemoveWatch(class WatchStatsReactor* watch);
   bool draining() const;
 
@@ -135,7 +138,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
   SessionManager& sessions() const { return sessions_; }
 
  private:
-  // Runs `work(session)` on the strand of the session the call names, then finishes.
+  // Runs `work(session)` on the strand of the session the call names, then finishes; a
+  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor.
   template <typename Work>
   Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
   // A unary call's reactor (service.cc): calls Done() when gRPC is done with the call, and
@@ -157,7 +161,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
   int64_t active_calls_ = 0;
   bool draining_ = false;
   bool drain_cut_short_ = false;
-  std::unordered_set<WatchStatsReactor*> watches_;
+  std::unordered_map<WatchStatsReactor*, const Session*> watches_;  // with the session watched
   std::unordered_set<CancelToken*> tokens_;  // of the unary reactors alive
 };
 

@@ -19,11 +19,14 @@ Session::Session(const SessionOptions& options, BufferPool& pool, MemoryBudget* 
   published_.serial = options.serial;
   published_.kernel_variant = std::string(options.kernels->name());
   published_.memory_limit_bytes = options.memory_limit_bytes;
+  // A refusal's advice ("reset the arena") holds: chunks a reset left free go back first.
+  budget_.SetReclaimer([this] { return arena_.Trim(0) > 0; });
 }
 
-int64_t Session::ResetArena() {
+int64_t Session::ResetArena(bool trim, int64_t keep_bytes) {
   const int64_t stale = handles_.ResetArena();
   arena_.Reset();
+  if (trim) arena_.Trim(keep_bytes);
   return stale;
 }
 

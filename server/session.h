@@ -58,8 +58,9 @@ class Session {
   // Outputs in the arena or the pool, computed with this session's kernels.
   OpContext ArenaContext() { return {arena_, *options_.kernels}; }
   OpContext PoolContext() { return {ledger_, *options_.kernels}; }
-  // Resets the arena and drops its handles; returns how many handles became stale.
-  int64_t ResetArena();
+  // Resets the arena and drops its handles; returns how many handles became stale. With
+  // `trim`, then gives the arena's chunks beyond `keep_bytes` back to the pool.
+  int64_t ResetArena(bool trim = false, int64_t keep_bytes = 0);
   // Returns everything to the pool (handles, graph, arena chunks, pool buffers) and the
   // number of pool buffers the client never released. The session is unusable afterwards.
   // In CHECKED builds throws BufferOverrunException after all of it if a canary broke.
@@ -89,7 +90,8 @@ class Session {
   bool Expired(Clock::time_point now) const;
   void Touch() { last_used_.store(Clock::now().time_since_epoch().count()); }
   const MemoryBudget& budget() const { return budget_; }
-  // Charged with the session's buffers, arena chunks, handles and backward records.
+  // Charged with the session's buffers, arena chunks, handles and backward records. Charge on
+  // the strand only (a refusal first trims the arena); Refund from any thread.
   MemoryBudget& budget() { return budget_; }
 
  private:

@@ -215,12 +215,26 @@ void ExecuteBackward(Session& session, const v1::BackwardRequest& request,
       Backward(root, grad_output ? &*grad_output : nullptr, inputs, session.ArenaContext(),
                {.retain_graph = request.retain_graph()});
   CheckNotStopped("after the backward pass");  // a stopped kernel left a gradient incomplete
-  for (Tensor& g : grads) {
-    g = Place(session, placement, g);
-    const bool owns = OwnsBuffer(g, known);
-    known.push_back(g);
-    const std::string handle = session.handles().Add(g, placement, owns);
-    FillTensorInfo(handle, session.handles().Find(handle), reply->add_gradients());
+  // All or nothing: when placing or naming one gradient fails, the handles and copies made
+  // before it go too.
+  std::vector<bool> owns;
+  std::vector<std::string> handles;
+  try {
+    for (Tensor& g : grads) {
+      g = Place(session, placement, g);
+      owns.push_back(OwnsBuffer(g, known));
+      known.push_back(g);
+    }
+    for (size_t i = 0; i < grads.size(); ++i) {
+      handles.push_back(session.handles().Add(grads[i], placement, owns[i]));
+    }
+  } catch (...) {
+    for (const std::string& h : handles) session.handles().Remove(h);
+    DisposeUnnamed(session, std::span(grads).first(owns.size()), owns);
+    throw;
+  }
+  for (const std::string& h : handles) {
+    FillTensorInfo(h, session.handles().Find(h), reply->add_gradients());
   }
 }
 

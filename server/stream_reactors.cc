@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/common/exceptions.h"
+#include "core/memory/memory_budget.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/status_mapping.h"
@@ -307,16 +308,27 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
       throw InvalidArgument("chunk_bytes must be positive (0 means 1 MiB)");
     }
     const int64_t largest = service_.max_payload_bytes();
+    const int size = ElementSize(t.dtype());
     chunk_bytes_ =
         std::min(request.chunk_bytes() ? request.chunk_bytes() : kDefaultChunkBytes, largest);
-    if (t.IsContiguous()) {
-      source_ = t;
-    } else {
-      source_ = t.layout() == Layout::kBlocked ? t.ToLayout(Layout::kNchw, session_->ledger())
-                                               : t.Contiguous(session_->ledger());
-      temporary_ = true;
+    chunk_bytes_ = std::max<int64_t>(size, chunk_bytes_ / size * size);  // whole elements
+    total_ = t.ElementCount() * size;
+    // One chunk and gRPC's copy of it wait on the client: charged until the download is done.
+    try {
+      in_flight_ = ReplyCharge(session_, 2 * std::min(chunk_bytes_, total_));
+    } catch (const MemoryLimitException& e) {
+      throw ResourceExhausted("a download holds two chunks of " + FormatBytes(chunk_bytes_) +
+                              " while the client reads, which does not fit: " + e.what() +
+                              "; or ask for smaller chunk_bytes");
     }
-    total_ = t.ElementCount() * ElementSize(t.dtype());
+    // A view is copied chunk by chunk as it is sent (an Expand view of 4 bytes may span
+    // 2 GiB); only a blocked tensor is unblocked first, into memory the session is charged.
+    if (t.layout() == Layout::kBlocked) {
+      source_ = t.ToLayout(Layout::kNchw, session_->ledger());
+      temporary_ = true;
+    } else {
+      source_ = t;
+    }
     v1::DownloadHeader* header = message_.mutable_header();
     header->set_data_type(static_cast<int32_t>(t.dtype()));
     for (int32_t extent : t.shape().extents()) header->add_dims(extent);
@@ -346,7 +358,10 @@ void DownloadReactor::WriteNext() {
     return;
   }
   const int64_t n = std::min(chunk_bytes_, total_ - sent_);
-  message_.set_data(source_.RawData().data() + sent_, static_cast<size_t>(n));
+  const int size = ElementSize(source_.dtype());
+  std::string* data = message_.mutable_data();
+  data->resize(static_cast<size_t>(n));
+  CopyRowMajor(source_, sent_ / size, n / size, reinterpret_cast<std::byte*>(data->data()));
   sent_ += n;
   Write();
 }
@@ -380,16 +395,18 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
   try {
     service_.Begin(call_);
     session_ = service_.OptionalSessionOf(call_, request->session_id());
-    if (request->interval_ms() != 0 && request->interval_ms() < 10) {
-      throw InvalidArgument("interval_ms must be at least 10 (0 means 1000); got " +
+    const int64_t shortest = service_.config().min_watch_interval_ms;
+    if (request->interval_ms() != 0 && request->interval_ms() < shortest) {
+      throw InvalidArgument("interval_ms must be at least " + std::to_string(shortest) +
+                            " (--min-watch-interval-ms; 0 means 1000); got " +
                             std::to_string(request->interval_ms()));
     }
     if (request->interval_ms()) interval_ = std::chrono::milliseconds(request->interval_ms());
+    service_.AddWatch(this, session_.get());
   } catch (...) {
     Finish(CurrentExceptionStatus());
     return;
   }
-  service_.AddWatch(this);
   Tick();
 }
 

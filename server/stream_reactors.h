@@ -9,7 +9,9 @@
 // which frees the transfer's memory and lets its session's strand go; so does one that moves
 // less than --stream-min-bytes-per-second over --stream-idle-timeout of waiting on it (a
 // trickle). An upload reserves its announced size at its header, within
-// --max-upload-bytes-in-flight for all uploads at once.
+// --max-upload-bytes-in-flight for all uploads at once. A download copies a view
+// chunk by chunk and charges its two chunks in flight to the session until gRPC is done with
+// it. WatchStats streams are capped per server and per session (--max-watches*).
 //
 //   return new UploadReactor(service, ctx, reply);   // gRPC deletes it when done
 #pragma once
@@ -22,6 +24,7 @@
 #include <memory>
 #include <mutex>
 
+#include "server/reply_charge.h"
 #include "server/service.h"
 
 namespace onemodel::server {
@@ -147,7 +150,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   }
 
  private:
-  // On the strand: find the tensor, make it row-major if needed, write the header.
+  // On the strand: find the tensor, charge the chunks in flight, write the header.
   void Start(const v1::DownloadTensorRequest& request);
   // Writes the next chunk, or finishes after the last.
   void WriteNext();
@@ -163,8 +166,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   bool finished_ = false;
   std::shared_ptr<Session> session_;
   Strand::Done release_strand_;
-  Tensor source_;           // row-major view of the bytes to send
-  bool temporary_ = false;  // source_ is a copy this download must free
+  ReplyCharge in_flight_;   // the chunks waiting on the client; refunded when deleted
+  Tensor source_;           // the tensor (or view) whose values are sent in row-major order
+  bool temporary_ = false;  // source_ is an unblocked copy this download must free
   int64_t sent_ = 0;
   int64_t total_ = 0;
   int64_t chunk_bytes_ = 0;

@@ -28,7 +28,7 @@ client::Session OpenSession(client::Client& client, const std::string& session_i
 
 // health, stats
 void AddServerCommands(CLI::App& app, GlobalOptions& global);
-// session create, session close
+// session create, session close, session reset-arena
 void AddSessionCommands(CLI::App& app, GlobalOptions& global);
 // put, run, get, describe
 void AddTensorCommands(CLI::App& app, GlobalOptions& global);

@@ -138,9 +138,11 @@ std::vector<TensorHandle> Session::Backward(const TensorHandle& root,
   return {reply.gradients().begin(), reply.gradients().end()};
 }
 
-v1::ResetArenaReply Session::ResetArena() {
+v1::ResetArenaReply Session::ResetArena(const ResetArenaOptions& options) {
   v1::ResetArenaRequest request;
   request.set_session_id(id());
+  request.set_trim(options.trim);
+  request.set_keep_bytes(options.keep_bytes);
   return Call("ResetArena", &Stub::ResetArena, request);
 }
 

@@ -44,6 +44,12 @@ struct PutOptions {
   Progress progress{};
 };
 
+// What ResetArena does besides making every arena handle stale.
+struct ResetArenaOptions {
+  bool trim = false;       // also give the arena's chunks back to the server's pool
+  int64_t keep_bytes = 0;  // with trim: chunk bytes to keep for the next runs
+};
+
 struct BackwardOptions {
   std::optional<RunInput> grad_output{};  // required unless the root has one element
   bool retain_graph = false;
@@ -132,8 +138,9 @@ class Session {
   std::vector<TensorHandle> Backward(const TensorHandle& root,
                                      const std::vector<TensorHandle>& inputs,
                                      const BackwardOptions& options = {});
-  // Resets the arena: every arena handle becomes stale.
-  v1::ResetArenaReply ResetArena();
+  // Resets the arena: every arena handle becomes stale (and with options.trim, its chunks
+  // beyond options.keep_bytes go back to the pool).
+  v1::ResetArenaReply ResetArena(const ResetArenaOptions& options = {});
   // Server statistics including this session's.
   v1::Stats Stats();
 

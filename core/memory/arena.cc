@@ -25,17 +25,40 @@ Arena::~Arena() {
 }
 
 void Arena::ReleaseChunks() {
-  for (Buffer* chunk : chunks_) {
-    if (budget_) budget_->Refund(SizeClassBytes(chunk->length()));
-    try {
-      pool_.Release(chunk);
-    } catch (const BufferOverrunException&) {
-      // A chunk's own canary sits past the last slice, which Reset() already checked.
-    }
-  }
-  chunks_.clear();
+  while (!chunks_.empty()) ReleaseLastChunk();
   current_ = 0;
   cursor_ = limit_ = nullptr;
+}
+
+void Arena::ReleaseLastChunk() {
+  Buffer* chunk = chunks_.back();
+  chunks_.pop_back();
+  if (budget_) budget_->Refund(SizeClassBytes(chunk->length()));
+  try {
+    pool_.Release(chunk);
+  } catch (const BufferOverrunException&) {
+    // A chunk's own canary sits past the last slice, which Reset() already checked.
+  }
+}
+
+int64_t Arena::Trim(int64_t keep_bytes) {
+  // With nothing allocated since the reset every chunk is free; otherwise those up to the
+  // cursor's may hold live slices.
+  const size_t in_use = used_bytes_ == 0 ? 0 : current_ + 1;
+  int64_t held = 0;
+  for (const Buffer* c : chunks_) held += c->length();
+  int64_t trimmed = 0;
+  while (chunks_.size() > in_use && held > keep_bytes) {
+    const int64_t length = chunks_.back()->length();
+    ReleaseLastChunk();
+    held -= length;
+    trimmed += length;
+  }
+  if (chunks_.empty()) {
+    current_ = 0;
+    cursor_ = limit_ = nullptr;
+  }
+  return trimmed;
 }
 
 void Arena::Clear() {
@@ -69,7 +92,7 @@ Buffer* Arena::AllocateSlow(int64_t length, bool zero) {
 }
 
 void Arena::NextChunk(int64_t need) {
-  const size_t next = chunks_.empty() ? 0 : current_ + 1;
+  size_t next = chunks_.empty() ? 0 : current_ + 1;
   // A held chunk further on that fits moves to `next`: the same allocation sequence always
   // finds the same chunks in the same order, so a warm arena never rents.
   auto fits = std::find_if(chunks_.begin() + static_cast<std::ptrdiff_t>(next), chunks_.end(),
@@ -77,6 +100,7 @@ void Arena::NextChunk(int64_t need) {
   if (fits == chunks_.end()) {
     const int64_t length = std::max(chunk_bytes_, need);
     if (budget_) budget_->Charge(SizeClassBytes(length));
+    next = chunks_.empty() ? 0 : current_ + 1;  // the charge may have trimmed free chunks
     Buffer* chunk;
     try {
       chunk = pool_.RentBlock(length, /*zero=*/false);

@@ -1,9 +1,10 @@
 // Arena: bump allocation for the state of one run (spec 6).
 //
 // Chunks (1 MiB by default, or the request if larger) are rented from a BufferPool and kept
-// across Reset(). Reset() reclaims everything at once and makes every tensor allocated since
-// the last reset stale. After a warm-up run, a run with the same allocation sequence
-// allocates no memory at all: chunks, buffer headers and bookkeeping are all reused.
+// across Reset() until Trim() gives the free ones back. Reset() reclaims everything at once
+// and makes every tensor allocated since the last reset stale. After a warm-up run, a run with
+// the same allocation sequence allocates no memory at all: chunks, buffer headers and
+// bookkeeping are all reused.
 // Not thread-safe: one arena per concurrent run.
 //
 //   Arena arena(pool);
@@ -75,6 +76,13 @@ class Arena final : public Allocator, public BufferOwner {
   // memory until its next allocation.
   void Clear();
 
+  // Gives free chunks back to the pool (and the budget), the last held first, until the chunks
+  // held total at most `keep_bytes` or none is free; returns the chunk bytes given back. A
+  // chunk is free when no allocation since the last Reset() lies in it or before it, so Trim
+  // never touches a live tensor and is safe at any time, even inside an allocation. The next
+  // run rents again what was given back (growth_events counts it).
+  int64_t Trim(int64_t keep_bytes);
+
   ArenaStats Stats() const;
   int64_t chunk_bytes() const { return chunk_bytes_; }
 
@@ -100,6 +108,8 @@ class Arena final : public Allocator, public BufferOwner {
   void Rewind();
   // Returns every chunk to the pool; the cursor points nowhere.
   void ReleaseChunks();
+  // Returns the last chunk to the pool (and the budget).
+  void ReleaseLastChunk();
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);
 

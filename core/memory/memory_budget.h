@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace onemodel {
@@ -26,8 +27,13 @@ class MemoryBudget {
   MemoryBudget& operator=(const MemoryBudget&) = delete;
 
   // Takes `bytes` from this budget and its ancestors, or throws MemoryLimitException and
-  // takes nothing.
+  // takes nothing. When a limit refuses and a reclaimer is set, it runs and the charge is
+  // tried once more.
   void Charge(int64_t bytes);
+  // `reclaim` gives back memory this budget's holder keeps but does not need (free arena
+  // chunks) and says whether it gave any; it runs on the charging thread, so set one only
+  // where every charge comes from the holder's own thread (a session's strand).
+  void SetReclaimer(std::function<bool()> reclaim) { reclaim_ = std::move(reclaim); }
   // Gives back what Charge took.
   void Refund(int64_t bytes);
 
@@ -36,10 +42,14 @@ class MemoryBudget {
   const std::string& name() const { return name_; }
 
  private:
+  // Charge() without the reclaimer.
+  void TryCharge(int64_t bytes);
+
   const std::string name_;
   const int64_t limit_;
   MemoryBudget* const parent_;
   std::atomic<int64_t> used_{0};
+  std::function<bool()> reclaim_;
 };
 
 // The bytes glibc's malloc takes for a request of `bytes`: an 8-byte header, rounded up to

@@ -79,6 +79,22 @@ TEST_F(CliTest, SessionCreateAndClose) {
   EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
 }
 
+TEST_F(CliTest, SessionResetArenaTrims) {
+  client::Session session = NewSession();
+  const client::TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  client::RunBuilder run;  // two results of almost 1 MiB: two arena chunks
+  const client::RunOutput wide = run.Op("Expand", {one}, {{"shape", client::Ints{261120}}});
+  run.Op("Neg", {wide});
+  run.Op("Neg", {wide});
+  session.Run(run);
+  EXPECT_THAT(CliLine({"session", "reset-arena", session.id()}),
+              StartsWith("stale_handles=3 chunks=2 "));
+  EXPECT_EQ(CliLine({"session", "reset-arena", session.id(), "--trim", "--keep-bytes", "1MiB"}),
+            "stale_handles=0 chunks=1 reserved_bytes=1048576");
+  EXPECT_EQ(CliLine({"session", "reset-arena", session.id(), "--trim"}),
+            "stale_handles=0 chunks=0 reserved_bytes=0");
+}
+
 TEST_F(CliTest, PutRunGetRoundTripThroughNpy) {
   const std::vector<float> x = {1, -2, 3, -4, 5, -6};
   const std::string x_file = WriteFile("x.npy", TensorData::From<float>(x, {2, 3}));

@@ -4,9 +4,12 @@
 // Clients that ask for 100 GiB or upload without end get refused before anything is allocated.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/client/server_test.h"
@@ -295,6 +298,205 @@ TEST_F(RefusalTest, AnUploadThatNeverStopsIsRefusedAtItsHeader) {
   EXPECT_EQ(Stats().pool().rented_bytes(), rented);
   EXPECT_EQ(session.Stats().session().handles(), 1);
   ExpectUsable(session, x, kValues);
+}
+
+// Floats in a tensor that takes one 1 MiB arena chunk or pool class (with any canary).
+constexpr int64_t kAlmostMiBFloats = (kMiB - 4096) / 4;
+
+// A run of seven results of almost 1 MiB each (7 arena chunks), from a 4-byte tensor.
+RunBuilder SevenChunks(const TensorHandle& one) {
+  RunBuilder run;
+  const RunOutput wide = run.Op("Expand", {one}, {{"shape", Ints{kAlmostMiBFloats}}});
+  for (int i = 0; i < 7; ++i) run.Op("Neg", {wide});
+  return run;
+}
+
+TEST_F(RefusalTest, FreeArenaChunksGoBackBeforeTheSessionLimitRefuses) {
+  Session session = client().CreateSession();  // 8 MiB
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  session.Run(SevenChunks(one));
+  session.ResetArena();
+  EXPECT_EQ(session.Stats().session().arena().chunks(), 7) << "kept for the next run";
+  RunBuilder pool;  // 1 MiB in the pool: with 7 MiB of chunks held it passes 8 MiB
+  pool.Op("Neg", {pool.Op("Expand", {one}, {{"shape", Ints{kMiB / 4}}})}, {}, v1::PLACEMENT_POOL);
+  const TensorHandle kept = session.Run(pool).back();
+  EXPECT_EQ(session.Describe(kept).DataBytes(), kMiB);
+  EXPECT_LT(session.Stats().session().arena().chunks(), 7) << "the free chunks went back";
+  const std::vector<float> values = session.Get<float>(kept);
+  EXPECT_EQ(values.front(), -1.0f);
+  EXPECT_EQ(values.back(), -1.0f);
+}
+
+TEST_F(RefusalTest, ResetArenaWithTrimKeepsAtMostWhatItIsTold) {
+  Session session = client().CreateSession();
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  session.Run(SevenChunks(one));
+  v1::ResetArenaReply reply = session.ResetArena();
+  EXPECT_EQ(reply.arena().chunks(), 7) << "without trim every chunk stays";
+  reply = session.ResetArena({.trim = true, .keep_bytes = 2 * kMiB});
+  EXPECT_EQ(reply.arena().chunks(), 2);
+  EXPECT_LE(reply.arena().reserved_bytes(), 2 * kMiB);
+  reply = session.ResetArena({.trim = true});
+  EXPECT_EQ(reply.arena().chunks(), 0);
+  EXPECT_EQ(reply.arena().reserved_bytes(), 0);
+  EXPECT_TRUE(FailsWith([&] { session.ResetArena({.trim = true, .keep_bytes = -1}); },
+                        StatusCode::INVALID_ARGUMENT, {"keep_bytes must be at least 0", "-1"}));
+  session.Run(SevenChunks(one));  // rents again
+  EXPECT_EQ(session.Stats().session().arena().chunks(), 7);
+}
+
+TEST_F(RefusalTest, ABackwardWhosePoolPlacementFailsPartWayLeavesNothingBehind) {
+  const std::vector<float> ones(kAlmostMiBFloats, 1.0f);
+  // y = a * b with a, b, g in the pool; returns {y, a, b, g}.
+  const auto build = [&](Session& s) {
+    const TensorHandle a = s.Put<float>(ones, {kAlmostMiBFloats}, {.requires_grad = true});
+    const TensorHandle b = s.Put<float>(ones, {kAlmostMiBFloats}, {.requires_grad = true});
+    const TensorHandle g = s.Put<float>(ones, {kAlmostMiBFloats});
+    RunBuilder run;
+    run.Op("Mul", {a, b});
+    return std::vector<TensorHandle>{s.Run(run).back(), a, b, g};
+  };
+  int64_t chunks = 0;  // the arena chunks the forward and backward take
+  {
+    Session probe = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+    const std::vector<TensorHandle> h = build(probe);
+    probe.Backward(h[0], {h[1], h[2]}, {.grad_output = h[3]});
+    chunks = probe.Stats().session().arena().chunks();
+  }
+  // Room for the three inputs, the chunks and one gradient copy, not for the second.
+  Session session =
+      client().CreateSession({.memory_limit_bytes = (3 + chunks + 1) * kMiB + kMiB / 2});
+  const std::vector<TensorHandle> h = build(session);
+  const v1::SessionStats before = session.Stats().session();
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        session.Backward(h[0], {h[1], h[2]},
+                         {.grad_output = h[3], .placement = v1::PLACEMENT_POOL});
+      },
+      StatusCode::RESOURCE_EXHAUSTED, {"session memory limit"}));
+  const v1::SessionStats after = session.Stats().session();
+  EXPECT_EQ(after.handles(), before.handles());
+  EXPECT_EQ(after.pool_buffers(), before.pool_buffers());
+  EXPECT_EQ(after.pool_bytes(), before.pool_bytes()) << "the first gradient's copy was freed";
+}
+
+// GetTensor calls whose replies nobody reads: a channel of its own without BDP probing, so
+// the client's transport takes at most its 64 KiB window of each reply and the rest waits on
+// the server. A thread polls the completion queue (which drives the channel) but no call
+// asks for its reply until the destructor cancels them.
+class UnreadReplies {
+ public:
+  UnreadReplies(const std::string& address, const Session& session, const TensorHandle& handle,
+                int count) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    stub_ = v1::OneModel::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    v1::GetTensorRequest request;
+    request.set_session_id(session.id());
+    request.set_handle(handle.id());
+    for (int i = 0; i < count; ++i) {
+      calls_.push_back(std::make_unique<Call>());
+      Call& c = *calls_.back();
+      c.reader = stub_->PrepareAsyncGetTensor(&c.context, request, &queue_);
+      c.reader->StartCall();
+      c.reader->ReadInitialMetadata(&c);  // sends the request; Finish() alone would read
+    }
+    poller_ = std::thread([this] {
+      void* tag;
+      bool ok;
+      while (queue_.Next(&tag, &ok)) {
+      }
+    });
+  }
+  // Cancels every call and waits until gRPC has finished them.
+  ~UnreadReplies() {
+    for (auto& c : calls_) {
+      c->context.TryCancel();
+      c->reader->Finish(&c->reply, &c->status, c.get());
+    }
+    queue_.Shutdown();  // Next() returns false once every Finish has completed
+    poller_.join();
+  }
+
+ private:
+  struct Call {
+    grpc::ClientContext context;
+    onnx::TensorProto reply;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<onnx::TensorProto>> reader;
+  };
+  std::unique_ptr<v1::OneModel::Stub> stub_;
+  grpc::CompletionQueue queue_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  std::thread poller_;
+};
+
+// The server's resident memory in bytes (VmRSS).
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+TEST_F(RefusalTest, GetTensorRepliesNobodyReadsAreChargedToTheSessionUntilSent) {
+  Session session = client().CreateSession();  // 8 MiB
+  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+  RunBuilder run;  // 4 bytes seen as 240000: each reply holds 60000 times its source, twice
+  run.Op("Expand", {one}, {{"shape", Ints{60000}}});
+  const TensorHandle view = session.Run(run).back();
+  const int64_t rss = ResidentBytes(server().pid());
+  {
+    const UnreadReplies unread(server().grpc_address(), session, view, 40);  // 19 MB if kept
+    // Once the unread replies fill the session's 8 MiB, a reply that would be read is refused.
+    std::string refusal;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          try {
+            session.GetProto(view);
+            return false;
+          } catch (const client::Error& e) {
+            refusal = e.what();
+            return e.code() == StatusCode::RESOURCE_EXHAUSTED;
+          }
+        },
+        std::chrono::seconds(20)))
+        << "40 unread replies of 480 KB never filled the session's 8 MiB";
+    for (const char* part : {"GetTensor", "session memory limit of 8 MiB", "DownloadTensor"}) {
+      EXPECT_NE(refusal.find(part), std::string::npos) << refusal;
+    }
+    // A figure only: sanitizers' quarantines make RSS too noisy to assert on.
+    RecordProperty("unread_replies_rss_growth_bytes",
+                   std::to_string(ResidentBytes(server().pid()) - rss));
+    // The advice works: two 16 KiB chunks in flight fit where a 480 KB reply does not.
+    const TensorData streamed = session.Download(view, {}, 16 << 10);
+    EXPECT_EQ(streamed.ToVector<float>(), std::vector<float>(60000, 1.0f));
+  }
+  // Cancelled: gRPC is done with them and the session has its memory back.
+  EXPECT_TRUE(Eventually([&] {
+    try {
+      return session.GetProto(view).raw_data().size() == 240000;
+    } catch (const client::Error&) {
+      return false;
+    }
+  }));
+}
+
+TEST_F(RefusalTest, ADownloadOfAHugeViewHoldsOnlyItsChunks) {
+  Session session = client().CreateSession();  // 8 MiB
+  const TensorHandle one = session.Put<float>(std::vector<float>{2.5f}, {1});
+  RunBuilder run;  // 32 MiB seen through 4 bytes: four times the session's limit
+  run.Op("Expand", {one}, {{"shape", Ints{2048, 4096}}});
+  const TensorHandle view = session.Run(run).back();
+  const int64_t rented = Stats().pool().rented_bytes();
+  const std::vector<float> values = session.Download(view).ToVector<float>();
+  ASSERT_EQ(values.size(), size_t{2048} * 4096);
+  EXPECT_EQ(std::count(values.begin(), values.end(), 2.5f), 2048 * 4096);
+  EXPECT_EQ(Stats().pool().rented_bytes(), rented) << "no copy of the view was made";
 }
 
 }  // namespace

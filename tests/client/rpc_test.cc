@@ -240,7 +240,7 @@ TEST_F(RpcTest, GetStatsNamesTheSessionWhenAsked) {
 
 TEST_F(RpcTest, WatchStatsStreamsUntilTheClientStops) {
   int received = 0;
-  client().WatchStats(20, [&](const v1::Stats& stats) {
+  client().WatchStats(100, [&](const v1::Stats& stats) {
     EXPECT_EQ(stats.server_instance_id(), server().instance_id());
     return ++received < 3;
   });

@@ -139,5 +139,111 @@ TEST_F(StatsTest, PrometheusEndpointServesTheMetrics) {
   EXPECT_THAT(response, HasSubstr("# TYPE onemodel_"));
 }
 
+// WatchStats limits: streams per session, streams per server and the shortest interval.
+class WatchLimitTest : public ServerTest {
+ protected:
+  static void SetUpTestSuite() {
+    StartServer(
+        {"--max-watches", "3", "--max-watches-per-session", "2", "--min-watch-interval-ms", "50"});
+  }
+
+  // A WatchStats stream (of `session` unless empty) whose first Stats arrived, so the server
+  // counts it; or the status it ended with at once.
+  struct Watch {
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<v1::Stats>> reader;
+    grpc::Status status;  // set when the stream ended before its first Stats
+  };
+  std::unique_ptr<Watch> Open(const std::string& session, int64_t interval_ms = 1000) {
+    auto watch = std::make_unique<Watch>();
+    if (!session.empty()) watch->context.AddMetadata("onemodel-session", session);
+    v1::WatchStatsRequest request;
+    request.set_session_id(session);
+    request.set_interval_ms(interval_ms);
+    watch->reader = stub_->WatchStats(&watch->context, request);
+    v1::Stats first;
+    if (!watch->reader->Read(&first)) watch->status = watch->reader->Finish();
+    return watch;
+  }
+  // Open() until the server has room (watches other tests ended leave it asynchronously).
+  std::unique_ptr<Watch> OpenOnceRoom(const std::string& session, int64_t interval_ms = 1000) {
+    std::unique_ptr<Watch> watch;
+    Eventually([&] {
+      if (watch) Close(std::move(watch));
+      watch = Open(session, interval_ms);
+      return watch->status.ok();
+    });
+    return watch;
+  }
+  // Ends `watch` from the client's side (one that ended at once is already finished).
+  static void Close(std::unique_ptr<Watch> watch) {
+    if (!watch->status.ok()) return;
+    watch->context.TryCancel();
+    v1::Stats rest;
+    while (watch->reader->Read(&rest)) {
+    }
+    watch->reader->Finish();
+  }
+
+  void SetUp() override {
+    ServerTest::SetUp();
+    stub_ = v1::OneModel::NewStub(client().channel());
+  }
+
+  std::unique_ptr<v1::OneModel::Stub> stub_;
+};
+
+TEST_F(WatchLimitTest, OneSessionMayWatchOnlyAFewTimesAtOnce) {
+  Session session = NewSession();
+  std::vector<std::unique_ptr<Watch>> open;
+  for (int i = 0; i < 2; ++i) {
+    open.push_back(OpenOnceRoom(session.id()));
+    ASSERT_TRUE(open.back()->status.ok()) << open.back()->status.error_message();
+  }
+  const std::unique_ptr<Watch> third = Open(session.id());
+  EXPECT_EQ(third->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(third->status.error_message(), HasSubstr("2 WatchStats streams of session s"));
+  EXPECT_THAT(third->status.error_message(), HasSubstr("--max-watches-per-session"));
+  Session other = NewSession();
+  std::unique_ptr<Watch> others = Open(other.id());
+  EXPECT_TRUE(others->status.ok()) << "the limit is per session";
+  Close(std::move(others));
+  Close(std::move(open.back()));
+  open.pop_back();
+  std::unique_ptr<Watch> again = OpenOnceRoom(session.id());
+  EXPECT_TRUE(again->status.ok()) << "an ended watch makes room";
+  Close(std::move(again));
+  for (auto& watch : open) Close(std::move(watch));
+}
+
+TEST_F(WatchLimitTest, TheServerHoldsOnlyItsLimitOfWatchesAtOnce) {
+  std::vector<std::unique_ptr<Watch>> open;
+  for (int i = 0; i < 3; ++i) {
+    open.push_back(OpenOnceRoom(""));
+    ASSERT_TRUE(open.back()->status.ok()) << open.back()->status.error_message();
+  }
+  const std::unique_ptr<Watch> fourth = Open("");
+  EXPECT_EQ(fourth->status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(fourth->status.error_message(), HasSubstr("3 WatchStats streams are open"));
+  EXPECT_THAT(fourth->status.error_message(), HasSubstr("--max-watches"));
+  Close(std::move(open.back()));
+  open.pop_back();
+  std::unique_ptr<Watch> again = OpenOnceRoom("");
+  EXPECT_TRUE(again->status.ok()) << "an ended watch makes room";
+  Close(std::move(again));
+  for (auto& watch : open) Close(std::move(watch));
+}
+
+TEST_F(WatchLimitTest, AnIntervalBelowTheMinimumIsRefused) {
+  const std::unique_ptr<Watch> fast = Open("", 49);
+  EXPECT_EQ(fast->status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(fast->status.error_message(),
+              HasSubstr("interval_ms must be at least 50 (--min-watch-interval-ms"));
+  EXPECT_THAT(fast->status.error_message(), HasSubstr("got 49"));
+  std::unique_ptr<Watch> ok = OpenOnceRoom("", 50);
+  EXPECT_TRUE(ok->status.ok()) << ok->status.error_message();
+  Close(std::move(ok));
+}
+
 }  // namespace
 }  // namespace onemodel::testing

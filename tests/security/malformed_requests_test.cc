@@ -170,7 +170,7 @@ void ValidBackward(v1::BackwardRequest& r, const World& w) {
 }
 void ValidReset(v1::ResetArenaRequest&, const World&) {}
 void ValidStats(v1::StatsRequest&, const World&) {}
-void ValidWatch(v1::WatchStatsRequest& r, const World&) { r.set_interval_ms(10); }
+void ValidWatch(v1::WatchStatsRequest& r, const World&) { r.set_interval_ms(100); }
 
 const Rpc kCreate("CreateSession", &Stub::CreateSession, ValidCreate);
 const Rpc kKeepAlive("KeepAlive", &Stub::KeepAlive, ValidKeepAlive);
@@ -667,10 +667,10 @@ std::vector<Row> AllRows() {
       kWatch("session_id unknown", nullptr, kNotFound, "not found", Naming::kUnknown),
       kWatch("header and field name different sessions", nullptr, kInvalid,
              "name different sessions", Naming::kDisagreeing),
-      kWatch("interval_ms below 10", [](auto& r, auto&) { r.set_interval_ms(5); }, kInvalid,
-             "interval_ms must be at least 10"),
+      kWatch("interval_ms below 100", [](auto& r, auto&) { r.set_interval_ms(99); }, kInvalid,
+             "interval_ms must be at least 100 (--min-watch-interval-ms"),
       kWatch("interval_ms negative", [](auto& r, auto&) { r.set_interval_ms(-100); }, kInvalid,
-             "interval_ms must be at least 10"),
+             "interval_ms must be at least 100"),
 
       // UploadTensor: the stream's shape, then each header field.
       UploadRow("empty stream", [](Upload& m, auto&) { m.clear(); }, kInvalid,

@@ -526,10 +526,12 @@ class Session:
             req.grad_output.CopyFrom(make_input(grad_output))
         return [RemoteTensor(self, info) for info in self._call('Backward', req).gradients]
 
-    def reset_arena(self):
-        """ResetArena: every arena handle of the session becomes stale. Returns the reply
-        (arena statistics, stale_handles)."""
-        return self._call('ResetArena', pb.ResetArenaRequest(session_id=self.id))
+    def reset_arena(self, trim=False, keep_bytes=0):
+        """ResetArena: every arena handle of the session becomes stale; with trim, the arena's
+        chunks beyond keep_bytes also go back to the server's pool. Returns the reply (arena
+        statistics, stale_handles)."""
+        return self._call('ResetArena', pb.ResetArenaRequest(session_id=self.id, trim=trim,
+                                                             keep_bytes=keep_bytes))
 
     # ---- session --------------------------------------------------------------------------
 

@@ -213,7 +213,7 @@ def _busy_server(*flags):
         sess.op('Exp', sess.put(np.ones(10, np.float32)))
     statuses = []
     watch = c.health_stub.Watch(health_pb2.HealthCheckRequest(service=''))
-    stats = c.stub.WatchStats(pb.WatchStatsRequest(interval_ms=50))
+    stats = c.stub.WatchStats(pb.WatchStatsRequest(interval_ms=100))
     next(stats)
 
     def read_watch():

@@ -214,5 +214,58 @@ TEST(ArenaTest, DestructionReturnsChunksToThePool) {
   EXPECT_EQ(kept->owner(), nullptr);
 }
 
+// Three chunks of 4096 bytes, each filled by one allocation of 3000 bytes.
+void FillThreeChunks(Arena& arena) {
+  for (int i = 0; i < 3; ++i) arena.Allocate(3000);
+  ASSERT_EQ(arena.Stats().chunks, 3);
+}
+
+TEST(ArenaTest, TrimAfterResetGivesChunksBackLastFirstDownToWhatIsKept) {
+  BufferPool pool;
+  Arena arena(pool, /*chunk_bytes=*/4096);
+  FillThreeChunks(arena);
+  arena.Reset();
+  EXPECT_EQ(arena.Trim(9000), 4096) << "down to at most 9000 bytes: one chunk goes";
+  EXPECT_EQ(arena.Stats().chunks, 2);
+  EXPECT_EQ(arena.Trim(5000), 4096);
+  EXPECT_EQ(arena.Trim(4096), 0) << "already within what is kept";
+  EXPECT_EQ(pool.Stats().rented_buffers, 1);
+  EXPECT_EQ(arena.Trim(0), 4096);
+  EXPECT_EQ(arena.Stats().chunks, 0);
+  EXPECT_EQ(pool.Stats().rented_buffers, 0);
+  Buffer* b = arena.Allocate(100);  // usable again: rents a chunk
+  std::memset(b->data(), 1, 100);
+  EXPECT_EQ(arena.Stats().chunks, 1);
+}
+
+TEST(ArenaTest, TrimNeverTakesAChunkThatHoldsLiveTensors) {
+  BufferPool pool;
+  Arena arena(pool, /*chunk_bytes=*/4096);
+  FillThreeChunks(arena);
+  arena.Reset();
+  Buffer* a = arena.Allocate(3000);  // chunk 0
+  Buffer* b = arena.Allocate(3000);  // chunk 1: the cursor's
+  std::memset(a->data(), 7, 3000);
+  std::memset(b->data(), 8, 3000);
+  EXPECT_EQ(arena.Trim(0), 4096) << "only the third chunk is free";
+  EXPECT_EQ(arena.Stats().chunks, 2);
+  EXPECT_EQ(a->data()[2999], std::byte{7});
+  EXPECT_EQ(b->data()[0], std::byte{8});
+  Buffer* c = arena.Allocate(3000);  // rents again where the free chunk was
+  EXPECT_EQ(arena.Stats().chunks, 3);
+  EXPECT_EQ(a->version(), 0u);
+  (void)c;
+}
+
+TEST(ArenaTest, WithoutTrimAWarmArenaKeepsItsChunks) {
+  BufferPool pool;
+  Arena arena(pool, /*chunk_bytes=*/4096);
+  FillThreeChunks(arena);
+  const int64_t growth = arena.Stats().growth_events;
+  arena.Reset();
+  FillThreeChunks(arena);
+  EXPECT_EQ(arena.Stats().growth_events, growth) << "the zero-allocation steady state stays";
+}
+
 }  // namespace
 }  // namespace onemodel

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <utility>
+
 #include "core/common/exceptions.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_ledger.h"
@@ -108,6 +111,68 @@ TEST(MemoryBudget, ArenaClearGivesEveryChunkBackAndStaysUsable) {
   EXPECT_EQ(budget.used(), 0);
   arena.Allocate(100);
   EXPECT_EQ(arena.Stats().chunks, 1);
+}
+
+TEST(MemoryBudget, AReclaimerRunsOnceWhenALimitRefusesThenTheChargeIsTriedAgain) {
+  MemoryBudget session("session memory limit", 800);
+  int64_t spare = 300;  // what the holder keeps but does not need
+  int calls = 0;
+  session.SetReclaimer([&] {
+    ++calls;
+    if (spare == 0) return false;
+    session.Refund(std::exchange(spare, 0));
+    return true;
+  });
+  session.Charge(300);  // the spare
+  session.Charge(400);
+  EXPECT_EQ(calls, 0) << "a charge that fits reclaims nothing";
+  session.Charge(300);  // 1000 > 800: the spare goes, then it fits
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(session.used(), 700);
+  EXPECT_THROW(session.Charge(200), MemoryLimitException) << "nothing more to reclaim";
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(session.used(), 700);
+}
+
+TEST(MemoryBudget, AParentRefusalAlsoRunsTheChildsReclaimer) {
+  MemoryBudget server("server memory ceiling", 1000);
+  MemoryBudget session("session memory limit", 1000, &server);
+  MemoryBudget other("session memory limit", 1000, &server);
+  session.Charge(600);
+  other.Charge(300);
+  session.SetReclaimer([&] {
+    session.Refund(500);
+    return true;
+  });
+  session.Charge(200);  // 1100 > the server's 1000: 500 reclaimed, then it fits
+  EXPECT_EQ(session.used(), 300);
+  EXPECT_EQ(server.used(), 600);
+}
+
+TEST(MemoryBudget, AnArenaTrimmedByItsOwnChargeStaysConsistent) {
+  BufferPool pool;
+  MemoryBudget budget("session memory limit", 3 * SizeClassBytes(4096));
+  Arena arena(pool, /*chunk_bytes=*/4096, &budget);
+  budget.SetReclaimer([&] { return arena.Trim(0) > 0; });
+  for (int i = 0; i < 3; ++i) arena.Allocate(3000);
+  arena.Reset();
+  // A chunk of its own would pass the limit: the three free chunks go, then it fits.
+  Buffer* big = arena.Allocate(8000);
+  std::memset(big->data(), 3, 8000);
+  EXPECT_EQ(arena.Stats().chunks, 1);
+  EXPECT_EQ(budget.used(), SizeClassBytes(8000 + kCanaryBytes));
+  Buffer* small = arena.Allocate(3000);  // in a new chunk after the big one
+  EXPECT_EQ(arena.Stats().chunks, 2);
+  EXPECT_EQ(big->data()[7999], std::byte{3});
+  (void)small;
+  arena.Reset();
+  EXPECT_THROW(
+      {
+        arena.Allocate(100);
+        arena.Allocate(5 * 4096);  // cannot fit even with the other chunk trimmed
+      },
+      MemoryLimitException);
+  arena.Allocate(100);  // still usable
 }
 
 }  // namespace
