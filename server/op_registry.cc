@@ -42,7 +42,7 @@ std::string_view KindName(Kind kind) {
 const v1::Attribute* IntGiven(const AttributeMap& attributes, std::string_view name) {
   auto it = attributes.find(std::string(name));
   return it != attributes.end() && it->second.value_case() == v1::Attribute::kI ? &it->second
-                                                                               : nullptr;
+                                                                                : nullptr;
 }
 
 int32_t CheckedInt32(int64_t v) {

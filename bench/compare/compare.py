@@ -141,7 +141,8 @@ def verdict(r):
 
 def print_table(machine, results):
     """The results as a table on stdout."""
-    for key in ("cpu", "cores", "ours", "torch", "onnxruntime", "loadavg_start", "loadavg_end"):
+    for key in ("cpu", "cores", "ours", "torch", "onnxruntime", "python_client", "loadavg_start",
+                "loadavg_end"):
         print("%-14s %s" % (key, json.dumps(machine[key]) if isinstance(machine[key], dict)
                             else machine[key]))
     head = "%-32s %12s %12s %-7s %8s %6s  %-7s  %s"
@@ -173,6 +174,9 @@ def main():
         "ours": Runner([os.path.join(args.bin, "bench/compare_runner")], env),
         "torch": Runner(["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")], env),
         "ort": Runner(["node", os.path.join(HERE, "ort_runner.mjs")], env),
+        "py": Runner(["/usr/bin/python3", os.path.join(HERE, "py_client_runner.py")], dict(
+            env, ONEMODELD=os.path.join(args.bin, "server/onemodeld"), PYTHONPATH=os.pathsep.join(
+                [os.path.join(args.bin, "client/python/gen"), os.path.join(ROOT, "client/python")]))),
     }
     with open("/proc/loadavg") as f:
         load_start = f.read().strip()
@@ -182,6 +186,7 @@ def main():
                "ours": runners["ours"].ask("info")["info"],
                "torch": runners["torch"].ask("info")["info"],
                "onnxruntime": runners["ort"].ask("info")["info"],
+               "python_client": runners["py"].ask("info")["info"],
                "OPENBLAS_CORETYPE": "unset for both sides", "rounds": rounds}
     results = []
     try:

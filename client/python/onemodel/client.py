@@ -39,9 +39,10 @@ try:
     from ._proto.grpc.health.v1 import health_pb2, health_pb2_grpc
 except ImportError as e:  # pragma: no cover - a setup problem, explained
     raise ImportError(
-        "onemodel's generated gRPC stubs (onemodel._proto) are missing: build the CMake target "
-        "onemodel_python_stubs and put <build>/client/python/gen on PYTHONPATH, run "
-        "client/python/generate_stubs.py --out DIR, or install the package") from e
+        "onemodel's generated gRPC stubs (onemodel._proto) are missing: install the package "
+        "with scripts/install-python-client (a .venv; then `. .venv/bin/activate`), or build "
+        "the CMake target onemodel_python_stubs and put <build>/client/python/gen on "
+        "PYTHONPATH (client/python/README.md)") from e
 
 SESSION_HEADER = 'onemodel-session'
 INSTANCE_HEADER = 'onemodel-instance'

@@ -28,10 +28,10 @@ try:
     from ._proto.onnx import onnx_pb2
 except ImportError as e:  # pragma: no cover - a setup problem, explained
     raise ImportError(
-        "onemodel's generated protobuf modules (onemodel._proto) are missing: build the "
-        "CMake target onemodel_python_stubs and put <build>/client/python/gen on PYTHONPATH, "
-        "run client/python/generate_stubs.py --out DIR, or install the package "
-        "(pip install --no-build-isolation client/python)") from e
+        "onemodel's generated protobuf modules (onemodel._proto) are missing: install the "
+        "package with scripts/install-python-client (a .venv; then `. .venv/bin/activate`), "
+        "or build the CMake target onemodel_python_stubs and put <build>/client/python/gen on "
+        "PYTHONPATH (client/python/README.md)") from e
 
 TensorProto = onnx_pb2.TensorProto
 
