@@ -26,8 +26,8 @@ from . import _transfer
 from . import errors
 from . import tensors as _t
 from .client import (DEFAULT_TARGET, SESSION_HEADER, STREAM_THRESHOLD_BYTES, RemoteTensor,
-                     _handle, _kernels, _operation_error, _placement, make_input,
-                     make_operation, pb, pb_grpc)
+                     _handle, _kernels, _placement, make_input, pb, pb_grpc, run_request,
+                     upload_header)
 
 
 async def _rpc(method: str, call: Any) -> Any:
@@ -111,10 +111,7 @@ class AsyncSession:
             value, dtype = _t.from_tensor_proto(value), _t.to_tensor_proto(value).data_type
         arr, code = _t.as_input_array(value, dtype)
         if self._streams(arr.nbytes, stream):
-            header = pb.UploadHeader(session_id=self.id, data_type=int(code), dims=list(arr.shape),
-                                     requires_grad=requires_grad, placement=_placement(placement))
-            if target is not None:
-                header.target = _handle(target)
+            header = upload_header(self.id, arr, code, requires_grad, placement, target)
             size = _transfer.chunk_size(chunk_bytes, self.max_message_bytes)
 
             async def requests() -> Any:
@@ -166,13 +163,7 @@ class AsyncSession:
     async def run(self, operations: Iterable[Any], *, no_grad: bool = False,
                   reset_arena: bool = False) -> List[RemoteTensor]:
         """As Session.run: one Run request, one RemoteTensor per operation."""
-        req = pb.RunRequest(session_id=self.id, no_grad=no_grad, reset_arena=reset_arena)
-        for i, o in enumerate(operations):
-            try:
-                req.operations.append(make_operation(o))
-            except errors.InvalidArgument as e:
-                raise _operation_error(i, getattr(o, 'op', None) or dict(o).get('op', '?'), e) from None
-        reply = await self._unary('Run', req)
+        reply = await self._unary('Run', run_request(self.id, operations, no_grad, reset_arena))
         return [RemoteTensor(self, info) for info in reply.outputs]
 
     async def op(self, op: str, *inputs: Any, placement: Any = None, no_grad: bool = False,

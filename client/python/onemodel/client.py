@@ -24,7 +24,7 @@ become FLOAT (what operations run on); an explicit dtype= keeps any supported ty
 
 import os
 import threading
-from typing import List
+from typing import Any, List, Optional
 
 import grpc
 import numpy as np
@@ -155,20 +155,20 @@ _INTEGRAL = (bool, int, np.integer)
 _REAL = (bool, int, float, np.integer, np.floating)
 
 
-def _bad_attribute(name, message):
+def _bad_attribute(name: str, message: str) -> errors.InvalidArgument:
     """The InvalidArgument the server would answer, raised before sending (method 'Run')."""
     return errors.InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT,
                                   "attribute '%s' %s" % (name, message), 'Run')
 
 
-def _int64(name, v):
+def _int64(name: str, v: Any) -> int:
     v = int(v)
     if not _INT64[0] <= v <= _INT64[1]:
         raise _bad_attribute(name, '= %d does not fit in 64 bits' % v)
     return v
 
 
-def make_attribute(value, name='?'):
+def make_attribute(value: Any, name: str = '?') -> Any:
     """A protocol Attribute from a Python value: int/bool -> i, float -> f, str -> s,
     a sequence of ints -> ints, a sequence with a float -> floats. Attribute messages pass.
     The server takes an int where a float or a list of ints is expected (scale=2, axes=1).
@@ -192,7 +192,7 @@ def make_attribute(value, name='?'):
                                '(ints) or a list of floats (floats) (got %s)' % _describe(value))
 
 
-def _describe(value):
+def _describe(value: Any) -> str:
     """'a dict', 'a list holding a str', ... for attribute errors."""
     kind = type(value).__name__
     if isinstance(value, (list, tuple)):
@@ -230,9 +230,31 @@ def make_input(value):
                                           raw_data=arr.tobytes()))
 
 
-def _operation_error(index, op, e):
+def _operation_error(index: int, op: str, e: errors.OneModelError) -> errors.InvalidArgument:
     """A client-side error of operation `index` with the server's prefix."""
     return errors.InvalidArgument(e.code, 'operation %d (%s): %s' % (index, op, e.details), e.method)
+
+
+def run_request(session_id: str, operations: Any, no_grad: bool, reset_arena: bool) -> Any:
+    """A RunRequest; a client-side attribute error names its operation as the server would."""
+    req = pb.RunRequest(session_id=session_id, no_grad=no_grad, reset_arena=reset_arena)
+    for i, o in enumerate(operations):
+        try:
+            req.operations.append(make_operation(o))
+        except errors.InvalidArgument as e:
+            name = o.op if isinstance(o, pb.Operation) else dict(o).get('op', '?')
+            raise _operation_error(i, name, e) from None
+    return req
+
+
+def upload_header(session_id: str, arr: np.ndarray, code: _t.DataType, requires_grad: bool,
+                  placement: Any, target: Any) -> Any:
+    """The UploadHeader of an array about to be streamed."""
+    header = pb.UploadHeader(session_id=session_id, data_type=int(code), dims=list(arr.shape),
+                             requires_grad=requires_grad, placement=_placement(placement))
+    if target is not None:
+        header.target = _handle(target)
+    return header
 
 
 def make_operation(spec):
@@ -374,7 +396,7 @@ class Batch:
         self.operations = []
         self.results = None
 
-    def add(self, op, *inputs, placement=None, **attrs):
+    def add(self, op: str, *inputs: Any, placement: Any = None, **attrs: Any) -> Output:
         """Appends an operation; returns its Output. Attribute errors raise here."""
         try:
             self.operations.append(make_operation(
@@ -388,7 +410,7 @@ class Batch:
                                         reset_arena=self.reset_arena)
         return self.results
 
-    def __getitem__(self, ref):
+    def __getitem__(self, ref: int) -> 'RemoteTensor':
         """The RemoteTensor of an Output of this batch, once run() has sent it."""
         if self.results is None:
             raise RuntimeError('this batch has not run yet: call run() first (or leave its with '
@@ -431,14 +453,15 @@ class Session:
         kwargs.setdefault('timeout', self.client.timeout)
         return _rpc(method, fn, request, metadata=self.metadata, **kwargs)
 
-    def _streams(self, nbytes, stream):
+    def _streams(self, nbytes: int, stream: Optional[bool]) -> bool:
         return _transfer.should_stream(nbytes, stream, self.client.stream_threshold_bytes,
                                        self.max_message_bytes)
 
     # ---- tensors ------------------------------------------------------------------------
 
-    def put(self, value, *, requires_grad=False, placement=None, dtype=None, target=None,
-            stream=None, progress=None):
+    def put(self, value: Any, *, requires_grad: bool = False, placement: Any = None,
+            dtype: Any = None, target: Any = None, stream: Optional[bool] = None,
+            progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
         """Uploads a tensor (numpy array, torch tensor, list, scalar or TensorProto) and returns
         its RemoteTensor. numpy float64 arrays and Python floats/lists become FLOAT unless
         `dtype` says otherwise. Above the client's stream_threshold_bytes (or with stream=True)
@@ -463,8 +486,8 @@ class Session:
         return self.put_proto(tp, requires_grad=requires_grad, placement=placement, target=target,
                               progress=progress)
 
-    def put_proto(self, tensor_proto, *, requires_grad=False, placement=None, target=None,
-                  progress=None):
+    def put_proto(self, tensor_proto: Any, *, requires_grad: bool = False, placement: Any = None,
+                  target: Any = None, progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
         """PutTensor with exactly this TensorProto (no conversion, no streaming)."""
         req = pb.PutTensorRequest(session_id=self.id, tensor=_t.to_tensor_proto(tensor_proto),
                                   requires_grad=requires_grad, placement=_placement(placement))
@@ -475,20 +498,14 @@ class Session:
             progress(len(req.tensor.raw_data), len(req.tensor.raw_data))
         return out
 
-    def _upload_header(self, arr, code, requires_grad, placement, target):
-        header = pb.UploadHeader(session_id=self.id, data_type=int(code), dims=list(arr.shape),
-                                 requires_grad=requires_grad, placement=_placement(placement))
-        if target is not None:
-            header.target = _handle(target)
-        return header
-
-    def upload(self, value, *, requires_grad=False, placement=None, dtype=None, target=None,
-               chunk_bytes=None, progress=None):
+    def upload(self, value: Any, *, requires_grad: bool = False, placement: Any = None,
+               dtype: Any = None, target: Any = None, chunk_bytes: Optional[int] = None,
+               progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
         """UploadTensor: a header, then the bytes in chunks of chunk_bytes (default 1 MiB; any
         size up to 2^31-1 bytes). dtype policy, target and progress: as put()."""
         arr, code = _t.as_input_array(value, dtype)
         size = _transfer.chunk_size(chunk_bytes, self.max_message_bytes)
-        header = self._upload_header(arr, code, requires_grad, placement, target)
+        header = upload_header(self.id, arr, code, requires_grad, placement, target)
 
         def requests():
             yield pb.UploadTensorRequest(header=header)
@@ -499,7 +516,8 @@ class Session:
                     metadata=self.metadata, timeout=self.client.timeout)
         return RemoteTensor(self, info)
 
-    def get(self, handle, *, bfloat16='bits', stream=None, progress=None):
+    def get(self, handle: Any, *, bfloat16: str = 'bits', stream: Optional[bool] = None,
+            progress: Optional[_transfer.Progress] = None) -> np.ndarray:
         """Downloads a tensor as a numpy array: streamed (DownloadTensor) above the client's
         stream_threshold_bytes when the handle is a RemoteTensor (its size is known), or when a
         single message is refused; progress(done_bytes, total_bytes) as put()."""
@@ -522,7 +540,8 @@ class Session:
         """GetTensor: the TensorProto exactly as the server sent it."""
         return self._call('GetTensor', pb.GetTensorRequest(session_id=self.id, handle=_handle(handle)))
 
-    def download(self, handle, *, chunk_bytes=0, bfloat16='bits', progress=None):
+    def download(self, handle: Any, *, chunk_bytes: int = 0, bfloat16: str = 'bits',
+                 progress: Optional[_transfer.Progress] = None) -> np.ndarray:
         """DownloadTensor: a header, then the bytes in chunks (chunk_bytes 0: the server's 1
         MiB), assembled into a numpy array; progress as put()."""
         req = pb.DownloadTensorRequest(session_id=self.id, handle=_handle(handle), chunk_bytes=chunk_bytes)
@@ -557,14 +576,7 @@ class Session:
     def run(self, operations, *, no_grad=False, reset_arena=False):
         """Runs a list of operations (dicts, see make_operation, or Operation messages) in one
         request; returns one RemoteTensor per operation."""
-        req = pb.RunRequest(session_id=self.id, no_grad=no_grad, reset_arena=reset_arena)
-        for i, o in enumerate(operations):
-            try:
-                req.operations.append(make_operation(o))
-            except errors.InvalidArgument as e:
-                name = o.op if isinstance(o, pb.Operation) else dict(o).get('op', '?')
-                raise _operation_error(i, name, e) from None
-        reply = self._call('Run', req)
+        reply = self._call('Run', run_request(self.id, operations, no_grad, reset_arena))
         return [RemoteTensor(self, info) for info in reply.outputs]
 
     def op(self, op, *inputs, placement=None, no_grad=False, **attrs):
