@@ -47,7 +47,6 @@ except ImportError as e:  # pragma: no cover - a setup problem, explained
 SESSION_HEADER = 'onemodel-session'
 INSTANCE_HEADER = 'onemodel-instance'
 DEFAULT_TARGET = '127.0.0.1:50051'
-DEFAULT_CHUNK_BYTES = _transfer.CHUNK_BYTES
 STREAM_THRESHOLD_BYTES = _transfer.STREAM_THRESHOLD_BYTES
 MESSAGE_OVERHEAD = _transfer.MESSAGE_OVERHEAD
 
