@@ -4,10 +4,10 @@ asyncio one (aio.py), so both decide and check alike.
 
 STREAM_THRESHOLD_BYTES: tensors with more bytes than this go through UploadTensor /
 DownloadTensor in CHUNK_BYTES chunks instead of one PutTensor / GetTensor message. Measured with
-this package's put()+get() on loopback (docs/performance.md, "Python client transfers"): one
-message costs about as much as the stream at 1 MiB and loses from 2 MiB up (4 MiB: 60 ms
-against 31 ms; 32 MiB: 2.7 s against 0.11 s), because grpcio's Python layer copies and
-reallocates a large single message several times; the stream's chunks stay small.
+this package's put()+get() on loopback (docs/performance.md, "When put/get stream"): one
+message is faster up to 1 MiB, even at 2 MiB, and loses from 4 MiB up (4 MiB: 50 ms against
+20 ms; 32 MiB: 0.53 s against 0.12 s), because grpcio's Python layer copies and reallocates a
+large single message several times; the stream's chunks stay small.
 """
 
 from typing import Any, Callable, Iterator, List, Optional
