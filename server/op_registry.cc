@@ -38,6 +38,14 @@ std::string_view KindName(Kind kind) {
   return "no value";
 }
 
+// The attribute `name` when it holds an int (i): taken where a float (scale=2 means 2.0) or a
+// list of ints (axes=1 means [1]) is expected, as clients write them; nullptr otherwise.
+const v1::Attribute* IntGiven(const AttributeMap& attributes, std::string_view name) {
+  auto it = attributes.find(std::string(name));
+  return it != attributes.end() && it->second.value_case() == v1::Attribute::kI ? &it->second
+                                                                                : nullptr;
+}
+
 int32_t CheckedInt32(int64_t v) {
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     throw InvalidArgument("value " + std::to_string(v) + " does not fit in 32 bits");
@@ -174,6 +182,7 @@ int OpCall::Int32(std::string_view name, int fallback) const {
 }
 
 float OpCall::Float(std::string_view name, float fallback) const {
+  if (const v1::Attribute* i = IntGiven(attributes_, name)) return static_cast<float>(i->i());
   const v1::Attribute* a = Get(name, v1::Attribute::kF);
   return a ? a->f() : fallback;
 }
@@ -185,6 +194,7 @@ std::string_view OpCall::String(std::string_view name) const {
 }
 
 std::vector<int64_t> OpCall::Ints(std::string_view name) const {
+  if (const v1::Attribute* i = IntGiven(attributes_, name)) return {i->i()};
   const v1::Attribute* a = Get(name, v1::Attribute::kInts);
   if (!a) Fail("attribute '" + std::string(name) + "' (a list of ints) is required");
   return {a->ints().values().begin(), a->ints().values().end()};

@@ -29,6 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RATES = {"GB/s": 1e9, "GFLOPS": 1e9}
 SETTLE_SECONDS = 0.25
+# machine keys of the JSON <- the runner whose "info" reply fills them
+INFO_KEYS = [("ours", "ours"), ("torch", "torch"), ("onnxruntime", "ort"), ("python_client", "py")]
 
 
 class Runner:
@@ -141,7 +143,8 @@ def verdict(r):
 
 def print_table(machine, results):
     """The results as a table on stdout."""
-    for key in ("cpu", "cores", "ours", "torch", "onnxruntime", "loadavg_start", "loadavg_end"):
+    for key in ("cpu", "cores", "ours", "torch", "onnxruntime", "python_client", "loadavg_start",
+                "loadavg_end"):
         print("%-14s %s" % (key, json.dumps(machine[key]) if isinstance(machine[key], dict)
                             else machine[key]))
     head = "%-32s %12s %12s %-7s %8s %6s  %-7s  %s"
@@ -169,26 +172,33 @@ def main():
 
     # Issue 9: OpenBLAS chooses its own kernel on both sides in this command.
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    runners = {
-        "ours": Runner([os.path.join(args.bin, "bench/compare_runner")], env),
-        "torch": Runner(["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")], env),
-        "ort": Runner(["node", os.path.join(HERE, "ort_runner.mjs")], env),
+    selected = [e for e in ENTRIES if not only or e.name in only]
+    needed = {runner for e in selected
+              for runner, _ in [e.ours, e.baseline] + list(e.extra.values())}
+    py_env = dict(env, ONEMODELD=os.path.join(args.bin, "server/onemodeld"),
+                  PYTHONPATH=os.pathsep.join([os.path.join(args.bin, "client/python/gen"),
+                                              os.path.join(ROOT, "client/python")]))
+    argvs = {
+        "ours": ([os.path.join(args.bin, "bench/compare_runner")], env),
+        "torch": (["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")], env),
+        "ort": (["node", os.path.join(HERE, "ort_runner.mjs")], env),
+        "py": (["/usr/bin/python3", os.path.join(HERE, "py_client_runner.py")], py_env),
     }
+    # only the runners the selected entries use (--only)
+    runners = {name: Runner(*argv) for name, argv in argvs.items() if name in needed}
     with open("/proc/loadavg") as f:
         load_start = f.read().strip()
     machine = {"cpu": cpu_model(), "cores": os.cpu_count(),
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "loadavg_start": load_start,
-               "ours": runners["ours"].ask("info")["info"],
-               "torch": runners["torch"].ask("info")["info"],
-               "onnxruntime": runners["ort"].ask("info")["info"],
                "OPENBLAS_CORETYPE": "unset for both sides", "rounds": rounds}
+    for key, name in INFO_KEYS:
+        machine[key] = runners[name].ask("info")["info"] if name in runners else "not run"
     results = []
     try:
-        for entry in ENTRIES:
-            if not only or entry.name in only:
-                print("measuring %s" % entry.name, file=sys.stderr, flush=True)
-                results.append(measure(entry, runners, rounds, min_seconds))
+        for entry in selected:
+            print("measuring %s" % entry.name, file=sys.stderr, flush=True)
+            results.append(measure(entry, runners, rounds, min_seconds))
     finally:
         for runner in runners.values():
             runner.close()

@@ -2,7 +2,8 @@
 our side and on the baseline's, the unit it is reported in, and its goal (the ratio wanted;
 every ratio is "how many times better we are", above 1 better).
 
-Runners: "ours" (compare_runner, C++), "torch" (torch_runner.py), "ort" (ort_runner.mjs).
+Runners: "ours" (compare_runner, C++), "torch" (torch_runner.py), "ort" (ort_runner.mjs),
+"py" (py_client_runner.py: the Python package against the raw generated stub, issue 18).
 Units: "GB/s" and "GFLOPS" are rates (work / seconds, each side's own work, or ours when the
 baseline does not say); "ms" and "ns/op" are times (seconds x 1e3, or seconds / work x 1e9).
 """
@@ -69,6 +70,13 @@ ENTRIES = [
     Entry("arena_vs_malloc", "ns/op", ("ours", "arena_256"), ("ours", "malloc_256"),
           "glibc malloc/free 256 B", None, "bookkeeping",
           extra={"mimalloc": ("ours", "mimalloc_256")}),
+    Entry("py_small_op_vs_raw_stub", "ms", ("py", "small_op"), ("py", "small_op_raw_stub"),
+          "the same RunRequest through the generated stub (Python)", 0.8,
+          "Python per-call work"),
+    Entry("py_put_get_64m_vs_raw_stream", "ms", ("py", "put_get_64m"),
+          ("py", "put_get_64m_raw_stream"),
+          "UploadTensor + DownloadTensor through the stub, 1 MiB chunks, no conversion (Python)",
+          0.8, "gRPC transport in Python"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

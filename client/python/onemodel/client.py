@@ -15,15 +15,21 @@
 
 Every session RPC carries the metadata header `onemodel-session` (and the message's
 session_id). Failures raise onemodel.OneModelError (subclasses by status code) with .code and
-.details. Tensors larger than the server's max_message_bytes go through UploadTensor and
-DownloadTensor automatically.
+.details. Tensors above Client.stream_threshold_bytes (1 MiB, measured: see _transfer.py) go
+through UploadTensor and DownloadTensor automatically, in both directions.
+
+dtype policy of put() and inline inputs: numpy float64 arrays and Python floats and lists
+become FLOAT (what operations run on); an explicit dtype= keeps any supported type.
 """
 
+import os
 import threading
+from typing import Any, List, Optional
 
 import grpc
 import numpy as np
 
+from . import _transfer
 from . import errors
 from . import tensors as _t
 
@@ -33,16 +39,16 @@ try:
     from ._proto.grpc.health.v1 import health_pb2, health_pb2_grpc
 except ImportError as e:  # pragma: no cover - a setup problem, explained
     raise ImportError(
-        "onemodel's generated gRPC stubs (onemodel._proto) are missing: build the CMake target "
-        "onemodel_python_stubs and put <build>/client/python/gen on PYTHONPATH, run "
-        "client/python/generate_stubs.py --out DIR, or install the package") from e
+        "onemodel's generated gRPC stubs (onemodel._proto) are missing: install the package "
+        "with scripts/install-python-client (a .venv; then `. .venv/bin/activate`), or build "
+        "the CMake target onemodel_python_stubs and put <build>/client/python/gen on "
+        "PYTHONPATH (client/python/README.md)") from e
 
 SESSION_HEADER = 'onemodel-session'
 INSTANCE_HEADER = 'onemodel-instance'
-DEFAULT_CHUNK_BYTES = 4 << 20
-# room for a message's fields besides the tensor bytes (dims, type, ids, framing): a tensor
-# goes unary only when its bytes plus this fit in max_message_bytes; stream chunks leave it free
-MESSAGE_OVERHEAD = 1024
+DEFAULT_TARGET = '127.0.0.1:50051'
+STREAM_THRESHOLD_BYTES = _transfer.STREAM_THRESHOLD_BYTES
+MESSAGE_OVERHEAD = _transfer.MESSAGE_OVERHEAD
 
 _PLACEMENTS = {None: pb.PLACEMENT_UNSPECIFIED, 'pool': pb.PLACEMENT_POOL, 'arena': pb.PLACEMENT_ARENA}
 _KERNELS = {None: pb.KERNEL_CHOICE_UNSPECIFIED, 'fast': pb.KERNEL_CHOICE_FAST, 'exact': pb.KERNEL_CHOICE_EXACT}
@@ -143,24 +149,57 @@ def _handle(h):
     raise TypeError('expected a handle (str or RemoteTensor), got %r' % (type(h).__name__,))
 
 
-def make_attribute(value):
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_INTEGRAL = (bool, int, np.integer)
+_REAL = (bool, int, float, np.integer, np.floating)
+
+
+def _bad_attribute(name: str, message: str) -> errors.InvalidArgument:
+    """The InvalidArgument the server would answer, raised before sending (method 'Run')."""
+    return errors.InvalidArgument(grpc.StatusCode.INVALID_ARGUMENT,
+                                  "attribute '%s' %s" % (name, message), 'Run')
+
+
+def _int64(name: str, v: Any) -> int:
+    v = int(v)
+    if not _INT64[0] <= v <= _INT64[1]:
+        raise _bad_attribute(name, '= %d does not fit in 64 bits' % v)
+    return v
+
+
+def make_attribute(value: Any, name: str = '?') -> Any:
     """A protocol Attribute from a Python value: int/bool -> i, float -> f, str -> s,
-    a sequence of ints -> ints, a sequence with a float -> floats. Attribute messages pass."""
+    a sequence of ints -> ints, a sequence with a float -> floats. Attribute messages pass.
+    The server takes an int where a float or a list of ints is expected (scale=2, axes=1).
+    Anything else raises onemodel.InvalidArgument in the server's words, before sending."""
     if isinstance(value, pb.Attribute):
         return value
-    if isinstance(value, (bool, int, np.integer)):
-        return pb.Attribute(i=int(value))
+    if isinstance(value, _INTEGRAL):
+        return pb.Attribute(i=_int64(name, value))
     if isinstance(value, (float, np.floating)):
         return pb.Attribute(f=float(value))
     if isinstance(value, str):
         return pb.Attribute(s=value)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.ndim <= 1:
         value = value.tolist()
     if isinstance(value, (list, tuple)):
-        if all(isinstance(v, (bool, int, np.integer)) for v in value):
-            return pb.Attribute(ints=pb.Ints(values=[int(v) for v in value]))
-        return pb.Attribute(floats=pb.Floats(values=[float(v) for v in value]))
-    raise TypeError('cannot make an attribute of %r' % (value,))
+        if all(isinstance(v, _INTEGRAL) for v in value):
+            return pb.Attribute(ints=pb.Ints(values=[_int64(name, v) for v in value]))
+        if all(isinstance(v, _REAL) for v in value):
+            return pb.Attribute(floats=pb.Floats(values=[float(v) for v in value]))
+    raise _bad_attribute(name, 'must be an int (i), a float (f), a string (s), a list of ints '
+                               '(ints) or a list of floats (floats) (got %s)' % _describe(value))
+
+
+def _describe(value: Any) -> str:
+    """'a dict', 'a list holding a str', ... for attribute errors."""
+    kind = type(value).__name__
+    if isinstance(value, (list, tuple)):
+        odd = [v for v in value if not isinstance(v, _REAL)]
+        return 'a %s holding a %s' % (kind, type(odd[0]).__name__) if odd else 'a ' + kind
+    if isinstance(value, np.ndarray):
+        return 'a %d-dimensional array' % value.ndim
+    return 'None' if value is None else 'a ' + kind
 
 
 def make_input(value):
@@ -183,7 +222,38 @@ def make_input(value):
         raise ValueError('input dict must have one key: output, handle or tensor; got %r' % (key,))
     if isinstance(value, (bool, int, float)):
         return pb.Input(tensor=_t.to_tensor_proto(np.float32(value)))
-    return pb.Input(tensor=_t.to_tensor_proto(value))
+    if isinstance(value, _t.TensorProto) or _t._foreign_proto(value):
+        return pb.Input(tensor=_t.to_tensor_proto(value))
+    arr, code = _t.as_input_array(value)
+    return pb.Input(tensor=_t.TensorProto(data_type=int(code), dims=list(arr.shape),
+                                          raw_data=arr.tobytes()))
+
+
+def _operation_error(index: int, op: str, e: errors.OneModelError) -> errors.InvalidArgument:
+    """A client-side error of operation `index` with the server's prefix."""
+    return errors.InvalidArgument(e.code, 'operation %d (%s): %s' % (index, op, e.details), e.method)
+
+
+def run_request(session_id: str, operations: Any, no_grad: bool, reset_arena: bool) -> Any:
+    """A RunRequest; a client-side attribute error names its operation as the server would."""
+    req = pb.RunRequest(session_id=session_id, no_grad=no_grad, reset_arena=reset_arena)
+    for i, o in enumerate(operations):
+        try:
+            req.operations.append(make_operation(o))
+        except errors.InvalidArgument as e:
+            name = o.op if isinstance(o, pb.Operation) else dict(o).get('op', '?')
+            raise _operation_error(i, name, e) from None
+    return req
+
+
+def upload_header(session_id: str, arr: np.ndarray, code: _t.DataType, requires_grad: bool,
+                  placement: Any, target: Any) -> Any:
+    """The UploadHeader of an array about to be streamed."""
+    header = pb.UploadHeader(session_id=session_id, data_type=int(code), dims=list(arr.shape),
+                             requires_grad=requires_grad, placement=_placement(placement))
+    if target is not None:
+        header.target = _handle(target)
+    return header
 
 
 def make_operation(spec):
@@ -196,7 +266,7 @@ def make_operation(spec):
     op.inputs.extend(make_input(v) for v in spec.pop('inputs', ()))
     attrs = spec.pop('attrs', None) or spec.pop('attributes', None) or {}
     for k, v in attrs.items():
-        op.attributes[k].CopyFrom(make_attribute(v))
+        op.attributes[k].CopyFrom(make_attribute(v, k))
     if spec:
         raise ValueError('unknown operation keys: %s' % sorted(spec))
     return op
@@ -234,12 +304,17 @@ class StatsWatch:
 class Client:
     """One gRPC channel to onemodeld. Thread-safe; sessions share it.
 
-    target: "host:port". credentials: grpc.ChannelCredentials for TLS. token: sent as
-    `authorization: Bearer <token>`. timeout: seconds for unary calls (None: no deadline).
+    target: "host:port"; None: $ONEMODEL_SERVER (as the CLI), else 127.0.0.1:50051.
+    credentials: grpc.ChannelCredentials for TLS. token: sent as `authorization: Bearer
+    <token>`. timeout: seconds for unary calls (None: no deadline). stream_threshold_bytes:
+    tensors above it are streamed (default: the measured crossover, 1 MiB).
     """
 
-    def __init__(self, target='127.0.0.1:50051', *, credentials=None, token=None, timeout=None,
-                 options=(), channel=None):
+    def __init__(self, target=None, *, credentials=None, token=None, timeout=None,
+                 options=(), channel=None, stream_threshold_bytes=STREAM_THRESHOLD_BYTES):
+        if target is None:
+            target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
+        self.stream_threshold_bytes = int(stream_threshold_bytes)
         opts = [('grpc.max_send_message_length', -1), ('grpc.max_receive_message_length', -1)]
         opts.extend(options)
         if channel is None:
@@ -320,9 +395,13 @@ class Batch:
         self.operations = []
         self.results = None
 
-    def add(self, op, *inputs, placement=None, **attrs):
-        self.operations.append(make_operation(
-            {'op': op, 'inputs': inputs, 'attrs': attrs, 'placement': placement}))
+    def add(self, op: str, *inputs: Any, placement: Any = None, **attrs: Any) -> Output:
+        """Appends an operation; returns its Output. Attribute errors raise here."""
+        try:
+            self.operations.append(make_operation(
+                {'op': op, 'inputs': inputs, 'attrs': attrs, 'placement': placement}))
+        except errors.InvalidArgument as e:
+            raise _operation_error(len(self.operations), op, e) from None
         return Output(len(self.operations) - 1)
 
     def run(self):
@@ -330,8 +409,16 @@ class Batch:
                                         reset_arena=self.reset_arena)
         return self.results
 
-    def __getitem__(self, ref):
-        return self.results[int(ref)]
+    def __getitem__(self, ref: int) -> 'RemoteTensor':
+        """The RemoteTensor of an Output of this batch, once run() has sent it."""
+        if self.results is None:
+            raise RuntimeError('this batch has not run yet: call run() first (or leave its with '
+                               'block), then index it with the Output that add() returned')
+        i = int(ref)
+        if not 0 <= i < len(self.results):
+            raise IndexError('Output(%d) is not an operation of this batch (it ran %d)'
+                             % (i, len(self.results)))
+        return self.results[i]
 
     def __enter__(self):
         return self
@@ -365,117 +452,107 @@ class Session:
         kwargs.setdefault('timeout', self.client.timeout)
         return _rpc(method, fn, request, metadata=self.metadata, **kwargs)
 
-    def _fits(self, nbytes):
-        # the server refuses GetTensor above max_message_bytes - 1024 (docs/protocol.md 1.7)
-        return nbytes + MESSAGE_OVERHEAD <= self.max_message_bytes
+    def _streams(self, nbytes: int, stream: Optional[bool]) -> bool:
+        return _transfer.should_stream(nbytes, stream, self.client.stream_threshold_bytes,
+                                       self.max_message_bytes)
 
     # ---- tensors ------------------------------------------------------------------------
 
-    def put(self, value, *, requires_grad=False, placement=None, dtype=None, target=None, stream=None):
+    def put(self, value: Any, *, requires_grad: bool = False, placement: Any = None,
+            dtype: Any = None, target: Any = None, stream: Optional[bool] = None,
+            progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
         """Uploads a tensor (numpy array, torch tensor, list, scalar or TensorProto) and returns
-        its RemoteTensor. Above max_message_bytes (or with stream=True) it is streamed.
+        its RemoteTensor. numpy float64 arrays and Python floats/lists become FLOAT unless
+        `dtype` says otherwise. Above the client's stream_threshold_bytes (or with stream=True)
+        it is streamed (UploadTensor); progress(done_bytes, total_bytes) is called as it goes.
 
         target: a handle; the values are written into that tensor in place instead (same type
         and shape; not recorded for backward; its version increases), and its RemoteTensor is
         returned. requires_grad and placement are then ignored by the server."""
         if isinstance(value, _t.TensorProto) or _t._foreign_proto(value):
             tp = _t.to_tensor_proto(value)
-            if stream or (stream is None and not self._fits(tp.ByteSize())):
+            if self._streams(tp.ByteSize(), stream):
                 return self.upload(_t.from_tensor_proto(tp), requires_grad=requires_grad,
-                                   placement=placement, dtype=tp.data_type, target=target)
-            return self.put_proto(tp, requires_grad=requires_grad, placement=placement, target=target)
-        arr, code = _t.as_array(value, dtype)
-        if stream or (stream is None and not self._fits(arr.nbytes)):
+                                   placement=placement, dtype=tp.data_type, target=target,
+                                   progress=progress)
+            return self.put_proto(tp, requires_grad=requires_grad, placement=placement,
+                                  target=target, progress=progress)
+        arr, code = _t.as_input_array(value, dtype)
+        if self._streams(arr.nbytes, stream):
             return self.upload(arr, requires_grad=requires_grad, placement=placement, dtype=code,
-                               target=target)
+                               target=target, progress=progress)
         tp = _t.TensorProto(data_type=int(code), dims=list(arr.shape), raw_data=arr.tobytes())
-        return self.put_proto(tp, requires_grad=requires_grad, placement=placement, target=target)
+        return self.put_proto(tp, requires_grad=requires_grad, placement=placement, target=target,
+                              progress=progress)
 
-    def put_proto(self, tensor_proto, *, requires_grad=False, placement=None, target=None):
+    def put_proto(self, tensor_proto: Any, *, requires_grad: bool = False, placement: Any = None,
+                  target: Any = None, progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
         """PutTensor with exactly this TensorProto (no conversion, no streaming)."""
         req = pb.PutTensorRequest(session_id=self.id, tensor=_t.to_tensor_proto(tensor_proto),
                                   requires_grad=requires_grad, placement=_placement(placement))
         if target is not None:
             req.target = _handle(target)
-        return RemoteTensor(self, self._call('PutTensor', req))
+        out = RemoteTensor(self, self._call('PutTensor', req))
+        if progress is not None:
+            progress(len(req.tensor.raw_data), len(req.tensor.raw_data))
+        return out
 
-    def upload(self, value, *, requires_grad=False, placement=None, dtype=None, target=None,
-               chunk_bytes=None):
-        """UploadTensor: a header, then the bytes in chunks (any size up to 2^31-1 bytes).
-        target: as put()."""
-        arr, code = _t.as_array(value, dtype)
-        if chunk_bytes is None:
-            chunk_bytes = min(DEFAULT_CHUNK_BYTES, max(1024, self.max_message_bytes - MESSAGE_OVERHEAD))
-        header = pb.UploadHeader(session_id=self.id, data_type=int(code), dims=list(arr.shape),
-                                 requires_grad=requires_grad, placement=_placement(placement))
-        if target is not None:
-            header.target = _handle(target)
-        flat = memoryview(arr.reshape(-1).view(np.uint8))
+    def upload(self, value: Any, *, requires_grad: bool = False, placement: Any = None,
+               dtype: Any = None, target: Any = None, chunk_bytes: Optional[int] = None,
+               progress: Optional[_transfer.Progress] = None) -> RemoteTensor:
+        """UploadTensor: a header, then the bytes in chunks of chunk_bytes (default 1 MiB; any
+        size up to 2^31-1 bytes). dtype policy, target and progress: as put()."""
+        arr, code = _t.as_input_array(value, dtype)
+        size = _transfer.chunk_size(chunk_bytes, self.max_message_bytes)
+        header = upload_header(self.id, arr, code, requires_grad, placement, target)
 
         def requests():
             yield pb.UploadTensorRequest(header=header)
-            for off in range(0, len(flat), chunk_bytes):
-                yield pb.UploadTensorRequest(data=flat[off:off + chunk_bytes].tobytes())
+            for chunk in _transfer.upload_chunks(arr, size, progress):
+                yield pb.UploadTensorRequest(data=chunk)
 
         info = _rpc('UploadTensor', self.client.stub.UploadTensor, requests(),
                     metadata=self.metadata, timeout=self.client.timeout)
         return RemoteTensor(self, info)
 
-    def get(self, handle, *, bfloat16='bits', stream=None):
-        """Downloads a tensor as a numpy array (streamed when above max_message_bytes)."""
+    def get(self, handle: Any, *, bfloat16: str = 'bits', stream: Optional[bool] = None,
+            progress: Optional[_transfer.Progress] = None) -> np.ndarray:
+        """Downloads a tensor as a numpy array: streamed (DownloadTensor) above the client's
+        stream_threshold_bytes when the handle is a RemoteTensor (its size is known), or when a
+        single message is refused; progress(done_bytes, total_bytes) as put()."""
         if stream is None and isinstance(handle, RemoteTensor):
-            stream = not self._fits(handle.nbytes)
+            stream = self._streams(handle.nbytes, None)
         if stream:
-            return self.download(handle, bfloat16=bfloat16)
+            return self.download(handle, bfloat16=bfloat16, progress=progress)
         try:
             tp = self.get_proto(handle)
         except errors.ResourceExhausted:
             if stream is False:
                 raise
-            return self.download(handle, bfloat16=bfloat16)
-        return _t.from_tensor_proto(tp, bfloat16=bfloat16)
+            return self.download(handle, bfloat16=bfloat16, progress=progress)
+        arr = _t.from_tensor_proto(tp, bfloat16=bfloat16)
+        if progress is not None:
+            progress(len(tp.raw_data), len(tp.raw_data))
+        return arr
 
     def get_proto(self, handle):
         """GetTensor: the TensorProto exactly as the server sent it."""
         return self._call('GetTensor', pb.GetTensorRequest(session_id=self.id, handle=_handle(handle)))
 
-    def download(self, handle, *, chunk_bytes=0, bfloat16='bits'):
-        """DownloadTensor: a header, then the bytes in chunks, assembled into a numpy array."""
+    def download(self, handle: Any, *, chunk_bytes: int = 0, bfloat16: str = 'bits',
+                 progress: Optional[_transfer.Progress] = None) -> np.ndarray:
+        """DownloadTensor: a header, then the bytes in chunks (chunk_bytes 0: the server's 1
+        MiB), assembled into a numpy array; progress as put()."""
         req = pb.DownloadTensorRequest(session_id=self.id, handle=_handle(handle), chunk_bytes=chunk_bytes)
         call = _rpc('DownloadTensor', self.client.stub.DownloadTensor, req, metadata=self.metadata,
                     timeout=self.client.timeout)
+        parts = _transfer.DownloadAssembler(progress)
         try:
-            first = next(call, None)
-            if first is None or first.WhichOneof('part') != 'header':
-                raise errors.ProtocolError('DownloadTensor did not start with a header', 'DownloadTensor')
-            h = first.header
-            code = _t.data_type(h.data_type)
-            npd = _t.NUMPY_DTYPES[code]
-            dims = [int(d) for d in h.dims]
-            expect = _t.element_count(dims) * npd.itemsize
-            if h.total_bytes != expect:
-                raise errors.ProtocolError('DownloadTensor header says %d bytes; dims %s of %s need %d'
-                                           % (h.total_bytes, dims, code.name, expect), 'DownloadTensor')
-            buf = np.empty(expect, dtype=np.uint8)
-            pos = 0
             for msg in call:
-                if msg.WhichOneof('part') != 'data':
-                    raise errors.ProtocolError('DownloadTensor sent a second header', 'DownloadTensor')
-                n = len(msg.data)
-                if pos + n > expect:
-                    raise errors.ProtocolError('DownloadTensor sent more than %d bytes' % expect,
-                                               'DownloadTensor')
-                buf[pos:pos + n] = np.frombuffer(msg.data, dtype=np.uint8)
-                pos += n
+                parts.add(msg)
         except grpc.RpcError as e:
             raise errors.from_rpc_error(e, 'DownloadTensor') from None
-        if pos != expect:
-            raise errors.ProtocolError('DownloadTensor ended after %d of %d bytes' % (pos, expect),
-                                       'DownloadTensor')
-        arr = buf.view(npd).reshape(dims)
-        if code == _t.DataType.BFLOAT16 and bfloat16 == 'float32':
-            arr = _t.bfloat16_bits_to_float32(arr)
-        return arr
+        return parts.result(bfloat16)
 
     def describe(self, handle):
         """DescribeTensor: a fresh RemoteTensor (TensorInfo) for the handle."""
@@ -484,7 +561,7 @@ class Session:
 
     def release(self, *handles):
         """ReleaseTensors: forgets the handles; returns how many were released."""
-        flat = []
+        flat: List[str] = []
         for h in handles:
             if isinstance(h, (list, tuple)):
                 flat.extend(_handle(x) for x in h)
@@ -498,9 +575,7 @@ class Session:
     def run(self, operations, *, no_grad=False, reset_arena=False):
         """Runs a list of operations (dicts, see make_operation, or Operation messages) in one
         request; returns one RemoteTensor per operation."""
-        req = pb.RunRequest(session_id=self.id, no_grad=no_grad, reset_arena=reset_arena)
-        req.operations.extend(make_operation(o) for o in operations)
-        reply = self._call('Run', req)
+        reply = self._call('Run', run_request(self.id, operations, no_grad, reset_arena))
         return [RemoteTensor(self, info) for info in reply.outputs]
 
     def op(self, op, *inputs, placement=None, no_grad=False, **attrs):

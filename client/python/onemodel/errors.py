@@ -13,7 +13,10 @@ import grpc
 
 
 class OneModelError(Exception):
-    """A failed RPC: .code (grpc.StatusCode), .details (the server's message), .method."""
+    """A failed RPC: .code (grpc.StatusCode), .details (the server's message), .method;
+    .rpc_error is the grpc.RpcError when the server answered (None for client-side checks)."""
+
+    rpc_error = None
 
     def __init__(self, code, details, method=''):
         self.code = code

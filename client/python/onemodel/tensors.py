@@ -20,6 +20,7 @@ decoded too, and `to_typed_tensor_proto` builds them for peers that want them.
 """
 
 import enum
+from typing import Any, Dict, cast
 
 import numpy as np
 
@@ -27,10 +28,10 @@ try:
     from ._proto.onnx import onnx_pb2
 except ImportError as e:  # pragma: no cover - a setup problem, explained
     raise ImportError(
-        "onemodel's generated protobuf modules (onemodel._proto) are missing: build the "
-        "CMake target onemodel_python_stubs and put <build>/client/python/gen on PYTHONPATH, "
-        "run client/python/generate_stubs.py --out DIR, or install the package "
-        "(pip install --no-build-isolation client/python)") from e
+        "onemodel's generated protobuf modules (onemodel._proto) are missing: install the "
+        "package with scripts/install-python-client (a .venv; then `. .venv/bin/activate`), "
+        "or build the CMake target onemodel_python_stubs and put <build>/client/python/gen on "
+        "PYTHONPATH (client/python/README.md)") from e
 
 TensorProto = onnx_pb2.TensorProto
 
@@ -57,7 +58,7 @@ class DataType(enum.IntEnum):
 
 
 # code -> numpy dtype of the values as they travel (bfloat16: its uint16 bit patterns)
-NUMPY_DTYPES = {
+NUMPY_DTYPES: Dict[DataType, np.dtype] = {
     DataType.FLOAT: np.dtype('<f4'),
     DataType.UINT8: np.dtype('u1'),
     DataType.INT8: np.dtype('i1'),
@@ -75,7 +76,7 @@ NUMPY_DTYPES = {
 SUPPORTED = frozenset(NUMPY_DTYPES)
 FLOATING = frozenset({DataType.FLOAT, DataType.FLOAT16, DataType.DOUBLE, DataType.BFLOAT16})
 
-_FROM_NUMPY = {
+_FROM_NUMPY: Dict[np.dtype, DataType] = {
     np.dtype(np.float32): DataType.FLOAT,
     np.dtype(np.uint8): DataType.UINT8,
     np.dtype(np.int8): DataType.INT8,
@@ -113,13 +114,14 @@ def data_type(dtype):
         code = DataType[torch_names[name]]
     else:
         try:
-            npd = np.dtype(dtype)
+            npd = np.dtype(cast(Any, dtype))  # narrowed by the checks above
         except TypeError:
             raise ValueError('not a data type: %r' % (dtype,)) from None
-        code = _FROM_NUMPY.get(npd.newbyteorder('=')) if npd.byteorder in '<>=|' else None
-        if code is None:
+        found = _FROM_NUMPY.get(npd.newbyteorder('=')) if npd.byteorder in '<>=|' else None
+        if found is None:
             raise ValueError('numpy dtype %s is not supported by onemodeld (supported: %s)'
                              % (npd, ', '.join(sorted(str(d) for d in _FROM_NUMPY))))
+        code = found
     if code not in SUPPORTED:
         raise ValueError('data type %s (%d) is not supported by onemodeld' % (code.name, code))
     return code
@@ -180,7 +182,7 @@ def as_array(value, dtype=None):
 
     `value`: numpy array, anything np.asarray takes, or a torch tensor. `dtype` converts; with
     dtype BFLOAT16 a uint16 array is taken as bit patterns and a floating one is rounded."""
-    if type(value).__module__.startswith('torch') and hasattr(value, 'detach'):
+    if _from_torch(value):
         arr, code = _torch_to_numpy(value)
     else:
         arr = np.asarray(value)
@@ -209,6 +211,24 @@ def as_array(value, dtype=None):
     if not arr.flags.c_contiguous:
         arr = arr.copy(order='C')  # (np.ascontiguousarray would turn 0-d into 1-d)
     return arr, code
+
+
+def _from_torch(value):
+    return type(value).__module__.startswith('torch') and hasattr(value, 'detach')
+
+
+def as_input_array(value, dtype=None):
+    """as_array under the dtype policy of a Session's put() and inline operation inputs:
+    without `dtype`, float64 values that do not come from torch (numpy float64 arrays, Python
+    floats, lists of them) travel as FLOAT, the type operations run on; every other type
+    (integers, bool, float16, torch tensors of any type) keeps its own. An explicit `dtype`
+    (e.g. "double") is always kept."""
+    if dtype is None and not _from_torch(value) and not isinstance(value, np.ndarray):
+        value = np.asarray(value)
+    if dtype is None and isinstance(value, np.ndarray) and value.dtype.kind == 'f' \
+            and value.dtype.itemsize == 8:
+        dtype = DataType.FLOAT
+    return as_array(value, dtype)
 
 
 def to_tensor_proto(value, dtype=None, name=''):
@@ -274,6 +294,7 @@ def from_tensor_proto(tp, bfloat16='bits'):
                              % (len(tp.raw_data), dims, code.name, n * npd.itemsize))
         arr = np.frombuffer(tp.raw_data, dtype=npd).copy()
     else:
+        src: Any
         if code == DataType.FLOAT:
             values, src = tp.float_data, np.float32
         elif code == DataType.DOUBLE:

@@ -261,7 +261,7 @@ def test_target_write_errors(sess):
         sess.put(np.ones(3, np.float32), target=w)
     assert_error(ei, grpc.StatusCode.INVALID_ARGUMENT, w.handle, 'same type and shape')
     with pytest.raises(onemodel.InvalidArgument):
-        sess.put(np.ones(2, np.float64), target=w)
+        sess.put(np.ones(2, np.float64), dtype='double', target=w)
     with pytest.raises(onemodel.InvalidArgument):
         sess.upload(np.ones(3, np.float32), target=w)
     e = sess.op('Expand', sess.put(np.ones((1, 2), np.float32)), shape=[3, 2])

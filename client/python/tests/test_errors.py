@@ -49,9 +49,9 @@ def test_unknown_attribute(sess):
 
 @pytest.mark.parametrize('op,attrs,name,expected', [
     ('Softmax', dict(axis=1.5), 'axis', 'int'),
-    ('Softmax', dict(scale=2), 'scale', 'float'),
+    ('Softmax', dict(scale='2'), 'scale', 'float'),  # an int is taken (test_policy.py)
     ('Cast', dict(to='FLOAT'), 'to', 'int'),
-    ('Sum', dict(axes=0), 'axes', 'ints'),
+    ('Sum', dict(axes=0.5), 'axes', 'ints'),
     ('ToLayout', dict(layout=1), 'layout', 'string'),
     ('Reshape', dict(shape=[1.5, 2.0]), 'shape', 'ints'),
 ])

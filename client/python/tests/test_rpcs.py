@@ -149,7 +149,7 @@ def test_keep_alive(server, client):
 def test_close_session_counts_leaked_buffers(client):
     s = client.session()
     a = s.put(np.ones((64, 64), np.float32))
-    s.put(np.ones(1000, np.float64))
+    s.put(np.ones(1000, np.float64), dtype='double')
     b = s.put(np.ones(10, np.int8))
     s.release(b)
     s.op('Add', a, a)  # an arena result, not a leak
@@ -286,7 +286,7 @@ def test_upload_download_chunks(sess, rng):
 def test_upload_every_dtype_and_requires_grad(sess):
     for npd, code in ALL_DTYPES:
         a = sample(npd, (4, 3), seed=3)
-        t = sess.upload(a, chunk_bytes=5)
+        t = sess.upload(a, chunk_bytes=5, dtype=code)  # float64 would go as FLOAT without it
         assert t.dtype == code
         assert sess.download(t, chunk_bytes=3).tobytes() == a.tobytes()
     g = sess.upload(np.ones(3, np.float32), requires_grad=True, placement='arena')

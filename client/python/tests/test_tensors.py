@@ -118,7 +118,7 @@ def test_make_attribute_kinds():
     assert list(onemodel.make_attribute((1.5, 2)).floats.values) == [1.5, 2.0]
     raw = pb.Attribute(f=1.0)
     assert onemodel.make_attribute(raw) is raw
-    with pytest.raises(TypeError):
+    with pytest.raises(onemodel.InvalidArgument):
         onemodel.make_attribute(object())
 
 

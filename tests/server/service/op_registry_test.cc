@@ -247,6 +247,20 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
             "attribute 'start' (an int) is required");
 }
 
+TEST_F(OpRegistryTest, AnIntIsTakenWhereAFloatOrAListOfIntsIsExpected) {
+  const Tensor x = Iota();
+  const Tensor by_int = Call("Softmax", {x}, {{"scale", IntAttr(2)}});
+  const Tensor by_float = Call("Softmax", {x}, {{"scale", FloatAttr(2.0f)}});
+  EXPECT_EQ(by_int.At<float>({1, 2}), by_float.At<float>({1, 2}));
+  const Tensor summed = Call("Sum", {x}, {{"axes", IntAttr(1)}});
+  EXPECT_EQ(summed.shape(), Shape{2});
+  EXPECT_EQ(summed.At<float>({1}), 15.0f);
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Sum", {x}, {{"axes", FloatAttr(1)}});
+            }),
+            "attribute 'axes' must be a list of ints (ints) (got a float (f))");
+}
+
 TEST_F(OpRegistryTest, UnknownOperationsAreNotFound) {
   EXPECT_EQ(FindOp("Conv"), nullptr);
   EXPECT_EQ(FindOp("add"), nullptr) << "names are case-sensitive, as in ONNX";

@@ -1,0 +1,101 @@
+"""What users write, taken as they mean it: the dtype policy of put() and inline inputs,
+int attributes where floats or int lists are expected, attribute errors before sending, and a
+batch indexed before it ran."""
+
+import grpc
+import numpy as np
+import pytest
+import torch
+
+import onemodel
+from onemodel import DataType
+
+from conftest import assert_error
+
+
+@pytest.mark.parametrize('value', [np.random.default_rng(0).standard_normal((4, 3)), 1.5,
+                                   [1.0, 2.0], [[1, 2.5]], np.float64(3)],
+                         ids=['float64-array', 'float', 'list', 'nested-list', 'numpy-scalar'])
+def test_float64_and_python_floats_become_float(sess, value):
+    t = sess.put(value)
+    assert t.dtype == DataType.FLOAT
+    np.testing.assert_allclose(t.numpy(), np.asarray(value, np.float32))
+    sess.op('Relu', t)  # operations run on FLOAT: no Cast needed
+
+
+def test_explicit_dtype_and_other_types_are_kept(sess):
+    assert sess.put(np.ones(3), dtype='double').dtype == DataType.DOUBLE
+    assert sess.put(np.ones(3), dtype=np.float64).dtype == DataType.DOUBLE
+    assert sess.put(np.ones(3), dtype='float16').dtype == DataType.FLOAT16
+    assert sess.put([1, 2, 3]).dtype == DataType.INT64
+    assert sess.put(np.ones(3, np.int32)).dtype == DataType.INT32
+    assert sess.put([True, False]).dtype == DataType.BOOL
+    assert sess.put(np.ones(3, np.float16)).dtype == DataType.FLOAT16
+    assert sess.put(torch.ones(3, dtype=torch.float64)).dtype == DataType.DOUBLE
+    assert sess.upload(np.ones(3)).dtype == DataType.FLOAT
+    assert sess.upload(np.ones(3), dtype='double').dtype == DataType.DOUBLE
+
+
+def test_inline_float64_input_is_float(sess):
+    x = sess.put(np.ones((2, 3), np.float32))
+    y = sess.op('Add', x, np.full((2, 3), 0.5))  # a float64 array sent inline
+    assert y.dtype == DataType.FLOAT
+    assert y.numpy().tolist() == [[1.5] * 3] * 2
+
+
+def test_int_attribute_where_a_float_is_expected(sess):
+    x = sess.put(np.arange(6.0).reshape(2, 3))
+    got = sess.op('Softmax', x, axis=1, scale=2).numpy()
+    want = sess.op('Softmax', x, axis=1, scale=2.0).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize('axes', [1, np.int64(1), [1]])
+def test_int_attribute_where_int_list_is_expected(sess, axes):
+    x = sess.put(np.arange(6.0).reshape(2, 3))
+    assert sess.op('Sum', x, axes=axes).numpy().tolist() == [3.0, 12.0]
+
+
+def test_server_still_refuses_other_kinds(sess):
+    x = sess.put(np.ones((2, 3)))
+    with pytest.raises(onemodel.InvalidArgument) as ei:
+        sess.op('Softmax', x, axis=1.5)
+    assert_error(ei, grpc.StatusCode.INVALID_ARGUMENT,
+                 "operation 0 (Softmax): attribute 'axis' must be an int (i) (got a float (f))")
+
+
+@pytest.mark.parametrize('value,got', [(None, 'None'), ({'a': 1}, 'a dict'),
+                                       ([1, 'x'], 'a list holding a str'),
+                                       (np.ones((2, 2)), 'a 2-dimensional array')])
+def test_attribute_values_checked_before_sending(client, value, got):
+    with client.session() as s:
+        before = s.stats().session.requests
+        x = s.put(np.ones(3))
+        with pytest.raises(onemodel.InvalidArgument) as ei:
+            s.op('Sum', x, axes=value)
+        assert_error(ei, grpc.StatusCode.INVALID_ARGUMENT,
+                     "operation 0 (Sum): attribute 'axes' must be an int (i), a float (f), a string "
+                     "(s), a list of ints (ints) or a list of floats (floats) (got %s)" % got)
+        b = s.batch()
+        b.add('Relu', x)
+        with pytest.raises(onemodel.InvalidArgument) as ei:
+            b.add('Sum', x, axes=value)
+        assert ei.value.details.startswith("operation 1 (Sum): attribute 'axes'")
+        assert s.stats().session.requests == before + 1  # the put: no Run was sent
+
+
+def test_attribute_int_out_of_range_checked_before_sending(sess):
+    with pytest.raises(onemodel.InvalidArgument) as ei:
+        sess.op('Unsqueeze', np.ones(2), dim=1 << 70)
+    assert "attribute 'dim' = %d does not fit in 64 bits" % (1 << 70) in ei.value.details
+
+
+def test_batch_indexed_before_run_says_to_run_it(sess):
+    b = sess.batch()
+    y = b.add('Relu', np.ones(2))
+    with pytest.raises(RuntimeError, match=r'has not run yet: call run\(\) first'):
+        b[y]
+    b.run()
+    assert b[y].numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(IndexError, match=r'Output\(3\) is not an operation of this batch'):
+        b[onemodel.Output(3)]
