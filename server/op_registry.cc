@@ -148,9 +148,9 @@ const OpSpec kOps[] = {
     {"Reshape", {"X"}, {{"shape", kInts, "", "the new shape; one -1 is inferred"}}, true,
      "X with another shape and the same elements (a view when strides allow)",
      [](const OpCall& c) { return ops::Reshape(c.in(0), c.Ints("shape"), c.ctx()); }},
-    {"Permute", {"X"}, {{"perm", kInts, "[]", "the new order of X's dimensions"}}, true,
-     "a view of X with its dimensions reordered",
-     [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm", {}), c.ctx()); }},
+    {"Permute", {"X"}, {{"perm", kInts, "", "the new order of X's dimensions, one per dimension"}},
+     true, "a view of X with its dimensions reordered",
+     [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm"), c.ctx()); }},
     {"Transpose", {"X"},
      {{"dim0", kI, "0", "one dimension to swap"}, {"dim1", kI, "1", "the other"}}, true,
      "a view of X with two dimensions swapped", [](const OpCall& c) {
@@ -234,6 +234,11 @@ std::vector<int64_t> OpCall::Ints(std::string_view name) const {
 
 std::vector<int64_t> OpCall::Ints(std::string_view name, std::vector<int64_t> fallback) const {
   return Has(name) ? Ints(name) : std::move(fallback);
+}
+
+std::vector<int> OpCall::Ints32(std::string_view name) const {
+  if (!Has(name)) Fail("attribute '" + std::string(name) + "' (a list of ints) is required");
+  return Ints32(name, {});
 }
 
 std::vector<int> OpCall::Ints32(std::string_view name, std::vector<int> fallback) const {

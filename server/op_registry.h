@@ -45,6 +45,7 @@ class OpCall {
   std::vector<int64_t> Ints(std::string_view name) const;
   std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
   // Ints whose values must each fit in 32 bits.
+  std::vector<int> Ints32(std::string_view name) const;
   std::vector<int> Ints32(std::string_view name, std::vector<int> fallback) const;
 
  private:
