@@ -265,7 +265,8 @@ TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
 }
 
 TEST_F(CliTest, ScriptsStartHelpInstallsAndBuildsNothing) {
-  // A PATH with only what printing help needs: installing (apt-get) or building (cmake) fails.
+  // Without the early exit, --help ran scripts/install-deps (apt, npm) and a release build
+  // (minutes) before onemodeld printed its help. The PATH holds only what printing help needs.
   std::filesystem::create_directory(Path("bin"));
   for (const char* tool : {"dirname", "cat"}) {
     std::filesystem::create_symlink(std::string("/usr/bin/") + tool, Path("bin/") + tool);
