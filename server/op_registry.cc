@@ -85,6 +85,7 @@ constexpr Kind kF = v1::Attribute::kF;
 constexpr Kind kS = v1::Attribute::kS;
 constexpr Kind kInts = v1::Attribute::kInts;
 
+// clang-format off
 #define ONEMODEL_BINARY(Name, Doc)                                       \
   {#Name, {"A", "B"}, {}, true, Doc,                                     \
    [](const OpCall& c) { return RunBinary(BinaryOp::k##Name, c); }}
@@ -98,7 +99,6 @@ constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
 constexpr AttrSpec kScale = {"scale", kF, "1", "multiplies X first (1/temperature)"};
 
 // A plain array, so each row's lists live as long as the table.
-// clang-format off
 const OpSpec kOps[] = {
     ONEMODEL_BINARY(Add, "A + B, elementwise with numpy broadcasting"),
     ONEMODEL_BINARY(Sub, "A - B, elementwise with numpy broadcasting"),
@@ -284,8 +284,8 @@ const OpSpec& RequireOp(std::string_view name, grpc::StatusCode code) {
   const std::vector<std::string_view> near = NearestNames(name, names);
   std::string hint;
   for (size_t i = 0; i < near.size(); ++i) {
-    hint += (i == 0 ? "did you mean '" : i + 1 == near.size() ? " or '" : ", '") +
-            std::string(near[i]) + "'";
+    hint += i == 0 ? "did you mean '" : (i + 1 == near.size() ? " or '" : ", '");
+    hint += std::string(near[i]) + "'";
   }
   throw RpcError(code, "unknown operation '" + PrintableOpName(name) + "'; " +
                            (hint.empty() ? "" : hint + "? ") +
@@ -302,7 +302,8 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
     const auto known_name = [&](const AttrSpec& a) { return a.name == name; };
     if (std::any_of(spec.attributes.begin(), spec.attributes.end(), known_name)) continue;
     std::string known;
-    for (const AttrSpec& a : spec.attributes) known += (known.empty() ? "" : ", ") + std::string(a.name);
+    for (const AttrSpec& a : spec.attributes)
+      known += (known.empty() ? "" : ", ") + std::string(a.name);
     throw InvalidArgument("there is no attribute '" + name.substr(0, 64) + "' (" +
                           (known.empty() ? "it takes none" : "it takes " + known) + ")");
   }
