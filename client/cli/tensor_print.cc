@@ -108,15 +108,27 @@ struct Printer {
   const client::TensorData& data;
   bool summarize;
   std::vector<int64_t> strides;  // row-major, in elements
-  // Widest integer part (up to the point) and fraction (from the point) of the shown
-  // elements: entries are padded to both, so points line up as in NumPy.
+  // The shown elements' widest integer part (up to the point), fraction (from the point) and
+  // text without a point (integers, inf, 1e+20): entries with a point are padded to the
+  // fraction width, then all are right-aligned, so points line up as in NumPy.
   size_t integer_width = 0;
   size_t fraction_width = 0;
+  size_t plain_width = 0;
 
   static size_t Point(const std::string& e) { return std::min(e.find('.'), e.size()); }
   void Measure(const std::string& e) {
+    if (Point(e) == e.size()) {
+      plain_width = std::max(plain_width, e.size());
+      return;
+    }
     integer_width = std::max(integer_width, Point(e));
     fraction_width = std::max(fraction_width, e.size() - Point(e));
+  }
+  // `e` padded to the common width.
+  std::string Aligned(std::string e) const {
+    if (Point(e) < e.size()) e += std::string(fraction_width - (e.size() - Point(e)), ' ');
+    const size_t width = std::max(integer_width + fraction_width, plain_width);
+    return std::string(width - e.size(), ' ') + e;
   }
 
   // Calls `f(flat index)` for every shown element (to measure their widths).
@@ -131,9 +143,7 @@ struct Printer {
   // Dimension `dim` onwards from flat index `base`, indented by `dim` after a line break.
   void Print(size_t dim, int64_t base, std::string& out) const {
     if (dim == data.dims.size()) {
-      const std::string e = Element(data, base);
-      out += std::string(integer_width - Point(e), ' ') + e +
-             std::string(fraction_width - (e.size() - Point(e)), ' ');
+      out += Aligned(Element(data, base));
       return;
     }
     out += '[';
