@@ -245,6 +245,25 @@ TEST_F(CliTest, StatsWatchShowsAViewPerIntervalUntilCount) {
   EXPECT_THAT(result.out, Not(HasSubstr("\033["))) << "no terminal control codes into a pipe";
 }
 
+TEST_F(CliTest, StatsWatchEndsCleanlyOnCtrlC) {
+  // The shell starts the watch in the background, waits for its first view, sends SIGINT.
+  // --count bounds the run should SIGINT be ignored (as a background job inherits it).
+  const std::string out = Path("watch.txt");
+  const std::string script =
+      std::string(ONEMODEL_CLI_PATH) + " --server " + server().grpc_address() +
+      " stats --watch --interval-ms 50 --count 1200 > " + out + " 2>&1 & pid=$!; " +
+      "while ! grep -q 'server instance' " + out + " && kill -0 $pid 2>/dev/null; do " +
+      "sleep 0.05; done; kill -INT $pid; wait $pid; echo exit=$?";
+  const CommandResult result = RunCommand({"/bin/sh", "-c", script});
+  EXPECT_EQ(result.out, "exit=0\n") << result.err;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t views = 0;
+  for (size_t at = 0; (at = text.find("server instance ", at)) != std::string::npos; ++at) ++views;
+  EXPECT_GE(views, 1u);
+  EXPECT_LT(views, 1200u) << "it ran until --count, not until Ctrl-C";
+}
+
 TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"stats", "--no-such-flag"},
                                                {"get"},
