@@ -1,8 +1,11 @@
 // ops: the operations the server runs, from its ListOperations RPC.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/cli/commands.h"
 
