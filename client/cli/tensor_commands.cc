@@ -106,7 +106,13 @@ void AddRun(CLI::App& app, GlobalOptions& global) {
       }
     }
     std::vector<client::NamedAttr> attributes;
-    for (const std::string& text : options->attributes) attributes.push_back(ParseAttribute(text));
+    for (const std::string& text : options->attributes) {
+      try {
+        attributes.push_back(ParseAttribute(text));
+      } catch (const client::Error& e) {
+        throw UsageError(e.what());  // the command line is wrong, not the server
+      }
+    }
     client::RunBuilder run;
     run.Op(options->op, inputs, attributes, options->placement);
     client::Client client = Connect(global.connection);

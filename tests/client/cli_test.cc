@@ -265,11 +265,13 @@ TEST_F(CliTest, StatsWatchEndsCleanlyOnCtrlC) {
 }
 
 TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"stats", "--no-such-flag"},
-                                               {"get"},
-                                               {"no-such-command"},
-                                               {"stats", "--count", "2"},
-                                               {"release", "--session", "x"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"stats", "--no-such-flag"},
+        {"get"},
+        {"no-such-command"},
+        {"stats", "--count", "2"},
+        {"release", "--session", "x"},
+        {"run", "Neg", "-a", "no-value", "--session", "x"}}) {
     const CommandResult result = Cli(args);
     EXPECT_EQ(result.exit_code, 2) << args[0] << " " << result.err;
   }
