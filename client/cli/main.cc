@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Exit status: 0 success; 1 the command failed (an RPC error, an unreachable server, an "
       "unreadable file; `health`: not SERVING); 2 usage error (unknown command or option, "
-      "missing or conflicting arguments).");
+      "missing, malformed or conflicting arguments).");
   AddServerCommands(app, global);
   AddOpsCommand(app, global);
   AddSessionCommands(app, global);
