@@ -9,6 +9,7 @@
 #include "core/common/exceptions.h"
 #include "core/memory/memory_budget.h"
 #include "server/logging.h"
+#include "server/op_catalog.h"
 #include "server/reply_charge.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
@@ -21,9 +22,10 @@
 namespace onemodel::server {
 
 std::vector<std::string> MethodNames() {
-  return {"Ping",      "CreateSession", "KeepAlive",      "CloseSession",   "PutTensor",
-          "GetTensor", "UploadTensor",  "DownloadTensor", "DescribeTensor", "ReleaseTensors",
-          "Run",       "Backward",      "ResetArena",     "GetStats",       "WatchStats"};
+  return {"Ping",           "CreateSession",  "KeepAlive",    "CloseSession",
+          "PutTensor",      "GetTensor",      "UploadTensor", "DownloadTensor",
+          "DescribeTensor", "ReleaseTensors", "Run",          "Backward",
+          "ResetArena",     "GetStats",       "WatchStats",   "ListOperations"};
 }
 
 OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,
@@ -233,8 +235,8 @@ OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
   try {
     Begin(call);
     std::shared_ptr<Session> s = SessionOf(call, request->session_id());
-    sessions_.Close(s->id(), [this, reactor, reply, call](int64_t leaked, int64_t bytes) {
-      reply->set_leaked_buffers(leaked);
+    sessions_.Close(s->id(), [this, reactor, reply, call](int64_t buffers, int64_t bytes) {
+      reply->set_released_buffers(buffers);
       reply->set_released_bytes(bytes);
       End(call, grpc::Status::OK);
       reactor->Finish(grpc::Status::OK);
@@ -422,6 +424,13 @@ void OneModelService::CancelCalls() {
 grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(
     Context* ctx, const v1::WatchStatsRequest* request) {
   return new WatchStatsReactor(*this, ctx, request);
+}
+
+OneModelService::Unary* OneModelService::ListOperations(Context* ctx,
+                                                        const v1::ListOperationsRequest* request,
+                                                        v1::ListOperationsReply* reply) {
+  return Inline(Method::kListOperations, ctx,
+                [&](Call&) { server::ListOperations(request->name(), reply); });
 }
 
 }  // namespace onemodel::server

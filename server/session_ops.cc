@@ -152,11 +152,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
     const v1::Operation& op = request.operations(i);
     try {
       CheckLive(ctx, "after " + std::to_string(i) + " of " + std::to_string(n) + " operations");
-      const OpSpec* spec = FindOp(op.op());
-      if (!spec) {
-        throw InvalidArgument("unknown operation '" + Printable(op.op(), 64) +
-                              "'; docs/protocol.md lists the operations");
-      }
+      const OpSpec* spec = &RequireOp(op.op());
       CheckSignature(*spec, op.inputs_size(), op.attributes());
       inputs.clear();
       for (int j = 0; j < op.inputs_size(); ++j) {

@@ -626,7 +626,7 @@ class Session:
         return self.client.watch_stats(interval_ms, self)
 
     def close(self):
-        """CloseSession (once); returns the reply (leaked_buffers, released_bytes), or None when
+        """CloseSession (once); returns the reply (released_buffers, released_bytes), or None when
         already closed."""
         with self._lock:
             if self.closed:
