@@ -78,9 +78,7 @@ bool BearerTokenMatches(std::string_view authorization, const std::string& token
 
 void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token) {
   if (!BearerTokenMatches(Metadata(ctx, "authorization"), token)) {
-    throw RpcError(grpc::StatusCode::UNAUTHENTICATED,
-                   "missing or wrong bearer token: send the metadata 'authorization: Bearer "
-                   "<token>' with the token the server was given (--auth-token-file)");
+    throw RpcError(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
   }
 }
 

@@ -20,6 +20,7 @@ namespace onemodel::server {
 namespace {
 
 constexpr char kServiceName[] = "onemodel.v1.OneModel";
+constexpr char kServicePath[] = "/onemodel.v1.OneModel/";  // the :path prefix of its calls
 
 // "<host>-<12 hex>": readable in logs and metadata, different after every restart.
 std::string NewInstanceId() {
@@ -43,18 +44,15 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
   grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext*, OutputMetadata*,
                        OutputMetadata*) override {
     const auto path = metadata.find(":path");
-    const auto authorization = metadata.find("authorization");
-    if (path == metadata.end() || !path->second.starts_with(std::string("/") + kServiceName + "/") ||
-        BearerTokenMatches(authorization == metadata.end()
+    if (path == metadata.end() || !path->second.starts_with(kServicePath)) return grpc::Status::OK;
+    const auto sent = metadata.find("authorization");
+    if (BearerTokenMatches(sent == metadata.end()
                                ? std::string_view()
-                               : std::string_view(authorization->second.data(),
-                                                  authorization->second.size()),
+                               : std::string_view(sent->second.data(), sent->second.size()),
                            token_)) {
       return grpc::Status::OK;
     }
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "missing or wrong bearer token: send the metadata 'authorization: Bearer "
-                        "<token>' with the token the server was given (--auth-token-file)");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
   }
 
  private:
@@ -73,7 +71,8 @@ std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& c,
     options.pem_root_certs = ReadSecurityFile("--tls-client-ca", c.tls_client_ca);
   }
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::SslServerCredentials(options);
-  if (!token.empty()) credentials->SetAuthMetadataProcessor(std::make_shared<TokenProcessor>(token));
+  if (!token.empty())
+    credentials->SetAuthMetadataProcessor(std::make_shared<TokenProcessor>(token));
   return credentials;
 }
 
