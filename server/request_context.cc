@@ -70,15 +70,15 @@ std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::strin
   return header.empty() ? field : std::string(header);
 }
 
-void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token) {
-  if (token.empty()) return;
-  const std::string_view sent = Metadata(ctx, "authorization");
+bool BearerTokenMatches(std::string_view authorization, const std::string& token) {
   constexpr std::string_view kBearer = "Bearer ";
-  if (sent.substr(0, kBearer.size()) != kBearer ||
-      !ConstantTimeEquals(sent.substr(kBearer.size()), token)) {
-    throw RpcError(grpc::StatusCode::UNAUTHENTICATED,
-                   "missing or wrong bearer token: send the metadata 'authorization: Bearer "
-                   "<token>' with the token the server was given (--auth-token-file)");
+  return token.empty() || (authorization.substr(0, kBearer.size()) == kBearer &&
+                           ConstantTimeEquals(authorization.substr(kBearer.size()), token));
+}
+
+void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token) {
+  if (!BearerTokenMatches(Metadata(ctx, "authorization"), token)) {
+    throw RpcError(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
   }
 }
 

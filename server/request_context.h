@@ -33,6 +33,14 @@ std::string_view SessionHeaderOf(const grpc::CallbackServerContext& ctx);
 // are given. Throws RpcError INVALID_ARGUMENT when neither is given or they differ.
 std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::string& field);
 
+// The message of a call refused for its bearer token.
+inline constexpr char kTokenRefusal[] =
+    "missing or wrong bearer token: send the metadata 'authorization: Bearer <token>' with the "
+    "token the server was given (--auth-token-file)";
+
+// True when `token` is empty or `authorization` is "Bearer <token>" (compared in constant time).
+bool BearerTokenMatches(std::string_view authorization, const std::string& token);
+
 // Throws RpcError UNAUTHENTICATED unless `token` is empty or the call sends
 // "authorization: Bearer <token>" (compared in constant time).
 void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token);

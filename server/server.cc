@@ -2,6 +2,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/auth_metadata_processor.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,12 +13,14 @@
 #include "core/kernels/kernel_set.h"
 #include "core/kernels/matmul.h"
 #include "core/memory/memory_budget.h"
+#include "server/request_context.h"
 #include "server/security_files.h"
 
 namespace onemodel::server {
 namespace {
 
 constexpr char kServiceName[] = "onemodel.v1.OneModel";
+constexpr char kServicePath[] = "/onemodel.v1.OneModel/";  // the :path prefix of its calls
 
 // "<host>-<12 hex>": readable in logs and metadata, different after every restart.
 std::string NewInstanceId() {
@@ -31,7 +34,33 @@ std::string NewInstanceId() {
   return id;
 }
 
-std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& c) {
+// With TLS, refuses a OneModel call without the bearer token in gRPC's auth filter, before the
+// call is queued for a handler: a flood of such calls (rapid reset) never reaches the handlers'
+// threads. Health checks and reflection need no token, as without TLS.
+class TokenProcessor final : public grpc::AuthMetadataProcessor {
+ public:
+  explicit TokenProcessor(std::string token) : token_(std::move(token)) {}
+  bool IsBlocking() const override { return false; }
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext*, OutputMetadata*,
+                       OutputMetadata*) override {
+    const auto path = metadata.find(":path");
+    if (path == metadata.end() || !path->second.starts_with(kServicePath)) return grpc::Status::OK;
+    const auto sent = metadata.find("authorization");
+    if (BearerTokenMatches(sent == metadata.end()
+                               ? std::string_view()
+                               : std::string_view(sent->second.data(), sent->second.size()),
+                           token_)) {
+      return grpc::Status::OK;
+    }
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
+  }
+
+ private:
+  const std::string token_;
+};
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& c,
+                                                     const std::string& token) {
   if (c.tls_cert.empty()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions options(
       c.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
@@ -41,7 +70,10 @@ std::shared_ptr<grpc::ServerCredentials> Credentials(const ServerConfig& c) {
   if (!c.tls_client_ca.empty()) {
     options.pem_root_certs = ReadSecurityFile("--tls-client-ca", c.tls_client_ca);
   }
-  return grpc::SslServerCredentials(options);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::SslServerCredentials(options);
+  if (!token.empty())
+    credentials->SetAuthMetadataProcessor(std::make_shared<TokenProcessor>(token));
+  return credentials;
 }
 
 // "127.0.0.1:0" with the bound port: "127.0.0.1:41234".
@@ -66,13 +98,13 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);
   internal::SetBlasThreads(config_.blas_threads);
-  service_ = std::make_unique<OneModelService>(config_, sessions_, rpc_stats_, instance_id_,
-                                               ReadAuthToken(config_.auth_token_file));
+  const std::string token = ReadAuthToken(config_.auth_token_file);
+  service_ = std::make_unique<OneModelService>(config_, sessions_, rpc_stats_, instance_id_, token);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config_.listen, Credentials(config_), &port);
+  builder.AddListeningPort(config_.listen, Credentials(config_, token), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(config_.max_message_bytes));
   builder.RegisterService(service_.get());

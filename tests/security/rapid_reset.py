@@ -5,14 +5,17 @@ Starts onemodeld (with a bearer token it never sends), opens a few connections t
 send HEADERS + RST_STREAM pairs as fast as the socket takes them for a few seconds (reading
 and dropping what the server sends), samples the server's RSS meanwhile, prints the figures,
 and exits 1 unless the peak stayed under --max-rss-mib and the server still answers a gRPC
-health check. Hand-made frames, standard library only. A measurement tool, not in CTest:
-with Debian's gRPC 1.51 no server setting bounds the peak (docs/security.md).
+health check (with --mutual-tls: unless every flood connection failed its handshake).
+Hand-made frames, standard library and openssl only. CTest runs it with --tls and
+--mutual-tls; plaintext has no bound with Debian's gRPC 1.51 (docs/security.md).
 
-  rapid_reset.py ONEMODELD [--seconds 4] [--connections 4] [--max-rss-mib 512] [onemodeld flags]
+  rapid_reset.py ONEMODELD [--seconds 4] [--connections 4] [--max-rss-mib 512] [--tls | --mutual-tls]
+                   [onemodeld flags]
 """
 import argparse
 import os
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -60,11 +63,24 @@ def discard(sock):
         pass
 
 
-def flood(port, stop, counts):
+def connect(port, tls, timeout=None):
+    """A TCP connection to the server; with `tls`, TLS with ALPN h2, no client certificate and
+    no server verification (raises ssl.SSLError when the server requires a certificate)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    if not tls:
+        return sock
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2"])
+    return context.wrap_socket(sock)
+
+
+def flood(port, tls, stop, counts, refused):
     """HEADERS + RST_STREAM(CANCEL) pairs on one connection until `stop` is set."""
     headers = request_headers()
     try:
-        sock = socket.create_connection(("127.0.0.1", port))
+        sock = connect(port, tls)
         threading.Thread(target=discard, args=(sock,), daemon=True).start()
         sock.sendall(PREFACE + frame(4, 0, 0))  # SETTINGS
         stream = 1
@@ -78,13 +94,20 @@ def flood(port, stop, counts):
             counts.append(200)
             if stream > 2**31 - 1000:
                 break
-    except OSError:
-        pass  # the server may close a connection it finds abusive
+        # Reset, not close: the server drops what it has not read yet instead of working
+        # through seconds of queued streams before the health check.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    except OSError as error:
+        refused.append(error)  # the TLS handshake failed or the server closed the connection
 
 
-def health_ok(port):
+def health_ok(port, tls):
     """A plain grpc.health.v1.Health/Check over a fresh connection: status 0 in trailers."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        sock = connect(port, tls, timeout=10)
+    except OSError:
+        return False
     headers = (b"\x83\x86" + literal(4, "/grpc.health.v1.Health/Check") +
                literal(1, "127.0.0.1") + literal(31, "application/grpc") +
                b"\x00\x02te\x08trailers")
@@ -102,12 +125,29 @@ def health_ok(port):
     return b"grpc-status\x010" in data
 
 
+def tls_flags(directory, mutual):
+    """onemodeld's TLS flags, with a self-signed certificate for 127.0.0.1 made by openssl; with
+    `mutual`, that certificate is also the only client CA (the flooder has no certificate)."""
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key,
+                    "-out", cert], check=True, capture_output=True)
+    return ["--tls-cert", cert, "--tls-key", key] + (["--tls-client-ca", cert] if mutual else [])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("onemodeld")
     parser.add_argument("--seconds", type=float, default=4)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--max-rss-mib", type=int, default=512)
+    parser.add_argument("--tls", action="store_true",
+                        help="serve TLS (a certificate made with openssl); flood without a "
+                        "client certificate")
+    parser.add_argument("--mutual-tls", action="store_true",
+                        help="as --tls, and the server requires client certificates: every "
+                        "flood connection must fail its handshake (no health check)")
     args, flags = parser.parse_known_args()  # the rest: more onemodeld flags
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,6 +155,9 @@ def main():
         with open(token, "w") as out:
             out.write("a-token-the-flood-never-sends\n")
         ready = os.path.join(tmp, "ready")
+        args.tls |= args.mutual_tls
+        if args.tls:
+            flags += tls_flags(tmp, args.mutual_tls)
         server = subprocess.Popen([
             args.onemodeld, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
             "--ready-file", ready, "--auth-token-file", token, "--log-level", "warn"
@@ -130,7 +173,8 @@ def main():
             baseline = rss_kib(server.pid)
             stop = threading.Event()
             counts = []
-            threads = [threading.Thread(target=flood, args=(port, stop, counts))
+            refused = []
+            threads = [threading.Thread(target=flood, args=(port, args.tls, stop, counts, refused))
                        for _ in range(args.connections)]
             for thread in threads:
                 thread.start()
@@ -144,11 +188,15 @@ def main():
                 thread.join()
             peak = max(peak, rss_kib(server.pid))
             streams = sum(counts)
-            healthy = health_ok(port)
+            if args.mutual_tls:
+                healthy = len(refused) == args.connections and streams == 0
+                after = f"{len(refused)} of {args.connections} connections refused"
+            else:
+                healthy = health_ok(port, args.tls)
+                after = "health check after: " + ("SERVING" if healthy else "FAILED")
             print(f"rapid reset: {streams} streams opened and reset in {args.seconds} s on "
                   f"{args.connections} connections; RSS {baseline // 1024} MiB before, peak "
-                  f"{peak // 1024} MiB (bound {args.max_rss_mib} MiB); health check after: "
-                  f"{'SERVING' if healthy else 'FAILED'}")
+                  f"{peak // 1024} MiB (bound {args.max_rss_mib} MiB); {after}")
             ok = peak // 1024 < args.max_rss_mib and healthy and server.poll() is None
         finally:
             server.terminate()
