@@ -513,6 +513,28 @@ class Session:
         """A Batch builder (runs on leaving a with block, or on run())."""
         return Batch(self, no_grad=no_grad, reset_arena=reset_arena)
 
+    # ---- the tensor API (onemodel.lazy_tensor, docs/python.md) ----------------------------
+
+    def tensor(self, data, *, requires_grad=False, dtype=None, placement=None):
+        """Uploads `data` and returns an onemodel.Tensor leaf (floating data becomes FLOAT)."""
+        from .lazy_tensor import tensor
+        return tensor(self, data, requires_grad=requires_grad, dtype=dtype, placement=placement)
+
+    def parameter(self, data, *, dtype=None):
+        """A pool Tensor that requires gradients (what onemodel.optim updates)."""
+        from .lazy_tensor import parameter
+        return parameter(self, data, dtype=dtype)
+
+    def no_grad(self):
+        """`with s.no_grad():` Tensor operations made inside record nothing for backward."""
+        from .pending import graph
+        return graph(self).no_grad()
+
+    def flush(self):
+        """Sends the Tensor operations queued so far (one Run)."""
+        from .pending import graph
+        graph(self).flush()
+
     def backward(self, root, inputs, *, grad_output=None, retain_graph=False, placement=None):
         """Gradients of `root` with respect to `inputs` (like torch.autograd.grad), one
         RemoteTensor per input. grad_output: a handle or an array (required unless the root has
@@ -528,7 +550,10 @@ class Session:
 
     def reset_arena(self):
         """ResetArena: every arena handle of the session becomes stale. Returns the reply
-        (arena statistics, stale_handles)."""
+        (arena statistics, stale_handles). Once the session has used onemodel.Tensor, the reset
+        is sent with the Tensor API's next Run instead (no round trip of its own; returns None)."""
+        if getattr(self, '_graph', None) is not None:
+            return self._graph.reset_arena()
         return self._call('ResetArena', pb.ResetArenaRequest(session_id=self.id))
 
     # ---- session --------------------------------------------------------------------------

@@ -1,0 +1,188 @@
+"""Lazy batching for the tensor API: a session's operations wait here and go as one Run.
+
+Each operation made through onemodel.Tensor is queued with the Python line that created it.
+The queue is sent as one RunRequest when a value is needed (numpy(), item(), backward(), a
+shape that could not be inferred, describe()), on Session.flush(), when the recording mode
+changes (no_grad), or when it reaches max_run_operations. Operations whose Tensor was dropped
+before a flush (and that nothing alive depends on) are never sent.
+
+When the server refuses operation K of the Run, the error is raised again with the line that
+created operation K; that tensor and everything made from it keep the error; the other queued
+operations stay queued. Session.reset_arena() is deferred into the next Run (reset_arena=True):
+arena tensors made before it are stale from then on, as the server would say.
+"""
+
+import contextlib
+import linecache
+import re
+import sys
+import weakref
+
+import grpc
+import numpy as np
+
+from . import errors
+
+MAX_RUN_OPERATIONS = 4096  # the server's default --max-run-operations (docs/protocol.md 11)
+_OPERATION_ERROR = re.compile(r'^operation (\d+) \(')
+_PACKAGE = __name__.rpartition('.')[0]
+
+
+class Site:
+    """Where user code created an operation: file, line, function."""
+
+    __slots__ = ('filename', 'lineno', 'function')
+
+    def __init__(self, filename, lineno, function):
+        self.filename, self.lineno, self.function = filename, lineno, function
+
+    def __str__(self):
+        code = linecache.getline(self.filename, self.lineno).strip()
+        return '%s:%d in %s%s' % (self.filename, self.lineno, self.function,
+                                  (': ' + code) if code else '')
+
+    def __repr__(self):
+        return 'Site(%s:%d)' % (self.filename, self.lineno)
+
+
+def creation_site():
+    """The innermost frame outside the onemodel package (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_globals.get('__name__', '').partition('.')[0] == _PACKAGE:
+        f = f.f_back
+    if f is None:
+        return None
+    return Site(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def with_site(err, site, method='Run'):
+    """A copy of a OneModelError whose message ends with the line that created the operation."""
+    if site is None:
+        return err
+    new = errors.OneModelError.__new__(type(err))
+    errors.OneModelError.__init__(new, err.code, '%s\n  (the operation was created at %s)'
+                                  % (err.details, site), method)
+    new.site = site
+    new.rpc_error = getattr(err, 'rpc_error', None)
+    return new
+
+
+def stale_error(handle):
+    return errors.FailedPrecondition(
+        grpc.StatusCode.FAILED_PRECONDITION, "tensor '%s' is stale: it lived in the session's arena, which was reset since "
+        "(Session.reset_arena()); run the operations again, or keep the result in the pool "
+        "(placement='pool')" % handle, 'ResetArena')
+
+
+class Graph:
+    """The tensor API's state of one session: queued operations, recording mode, arena epoch."""
+
+    def __init__(self, session):
+        self.session = session
+        self.queue = []              # weak references to pending Tensors, in creation order
+        self.no_grad_depth = 0
+        self.reset_next = False      # send reset_arena with the next Run
+        self.arena_epoch = 0         # increases with every reset_arena()
+        self.max_run_operations = MAX_RUN_OPERATIONS
+
+    @property
+    def grad_enabled(self):
+        return self.no_grad_depth == 0
+
+    @contextlib.contextmanager
+    def no_grad(self):
+        """Operations made inside record nothing for backward (RunRequest.no_grad)."""
+        self.no_grad_depth += 1
+        try:
+            yield
+        finally:
+            self.no_grad_depth -= 1
+
+    def _live(self):
+        out = []
+        for ref in self.queue:
+            t = ref()
+            if t is not None and t._pending:
+                out.append(t)
+        return out
+
+    def add(self, tensor):
+        """Queues a pending Tensor (flushing first when the recording mode differs)."""
+        if self.queue:
+            last = self.queue[-1]()
+            if last is not None and last._pending and last._no_grad != tensor._no_grad:
+                self.flush()
+        self.queue.append(weakref.ref(tensor))
+        if len(self.queue) >= self.max_run_operations:
+            self.flush()
+
+    def flush(self):
+        """Sends every queued operation that is still wanted as one Run (and a deferred arena
+        reset); raises the error of a refused operation with the line that created it."""
+        from .client import Output, pb  # (client.py imports the tensor API lazily)
+        live = self._live()
+        self.queue = []
+        if not live:
+            if self.reset_next:
+                self.reset_next = False
+                self.session._call('ResetArena', pb.ResetArenaRequest(session_id=self.session.id))
+            return
+        index = {id(t): i for i, t in enumerate(live)}
+        ops = []
+        for t in live:
+            inputs = [Output(index[id(x)]) if id(x) in index else _input(x) for x in t._inputs]
+            ops.append({'op': t._op, 'inputs': inputs, 'attrs': t._attrs, 'placement': t._placement})
+        reset, self.reset_next = self.reset_next, False
+        try:
+            outputs = self.session.run(ops, no_grad=live[0]._no_grad, reset_arena=reset)
+        except errors.OneModelError as e:
+            raise self._fail(live, e) from None
+        for t, out in zip(live, outputs):
+            t._materialize(out.info, self.arena_epoch)
+
+    def _fail(self, live, err):
+        """Marks the refused operation and its dependents failed, requeues the rest; returns the
+        error to raise."""
+        m = _OPERATION_ERROR.match(err.details)
+        if not m or int(m.group(1)) >= len(live):
+            self.queue = [weakref.ref(t) for t in live]  # not one operation's fault: try again later
+            return err
+        bad = live[int(m.group(1))]
+        located = with_site(err, bad._site)
+        failed = {id(bad)}
+        keep = []
+        for t in live:
+            if id(t) in failed or any(id(x) in failed for x in t._inputs):
+                failed.add(id(t))
+                t._fail(located)
+            else:
+                keep.append(weakref.ref(t))
+        self.queue = keep
+        return located
+
+    def reset_arena(self):
+        """Defers an arena reset into the next Run. Queued operations placed in the pool run
+        first (one Run now); queued arena operations would be stale at once, so they are
+        dropped and fail with the stale error if used."""
+        live = self._live()
+        if any(t._placement == 'pool' for t in live):
+            self.flush()
+            live = []
+        for t in live:
+            t._fail(stale_error('(created at %s, not yet run)' % (t._site,)))
+        self.queue = []
+        self.arena_epoch += 1
+        self.reset_next = True
+
+
+def _input(x):
+    """A Run input for an operand sent earlier (its handle) or inline (a numpy array)."""
+    return x if isinstance(x, np.ndarray) else x._info.handle
+
+
+def graph(session):
+    """The session's Graph (made on first use)."""
+    g = getattr(session, '_graph', None)
+    if g is None:
+        g = session._graph = Graph(session)
+    return g
