@@ -80,6 +80,7 @@ class Graph:
     def __init__(self, session):
         self.session = session
         self.queue = []              # weak references to pending Tensors, in creation order
+        self.queue_no_grad = False   # the recording mode of the queued operations
         self.no_grad_depth = 0
         self.reset_next = False      # send reset_arena with the next Run
         self.arena_epoch = 0         # increases with every reset_arena()
@@ -108,18 +109,18 @@ class Graph:
 
     def add(self, tensor):
         """Queues a pending Tensor (flushing first when the recording mode differs)."""
-        if self.queue:
-            last = self.queue[-1]()
-            if last is not None and last._pending and last._no_grad != tensor._no_grad:
-                self.flush()
+        if self.queue and self.queue_no_grad != tensor._no_grad:
+            self.flush()
+        self.queue_no_grad = tensor._no_grad
         self.queue.append(weakref.ref(tensor))
         if len(self.queue) >= self.max_run_operations:
             self.flush()
 
     def flush(self):
-        """Sends every queued operation that is still wanted as one Run (and a deferred arena
-        reset); raises the error of a refused operation with the line that created it."""
-        from .client import Output, pb  # (client.py imports the tensor API lazily)
+        """Sends every queued operation that is still wanted, as one Run (several when more
+        than max_run_operations), with a deferred arena reset; raises the error of a refused
+        operation with the line that created it."""
+        from .client import pb  # (client.py imports the tensor API lazily)
         live = self._live()
         self.queue = []
         if not live:
@@ -127,17 +128,23 @@ class Graph:
                 self.reset_next = False
                 self.session._call('ResetArena', pb.ResetArenaRequest(session_id=self.session.id))
             return
-        index = {id(t): i for i, t in enumerate(live)}
+        for start in range(0, len(live), self.max_run_operations):
+            self._run(live[start:start + self.max_run_operations], live[start:])
+
+    def _run(self, chunk, rest):
+        """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
+        from .client import Output
+        index = {id(t): i for i, t in enumerate(chunk)}
         ops = []
-        for t in live:
+        for t in chunk:
             inputs = [Output(index[id(x)]) if id(x) in index else _input(x) for x in t._inputs]
             ops.append({'op': t._op, 'inputs': inputs, 'attrs': t._attrs, 'placement': t._placement})
         reset, self.reset_next = self.reset_next, False
         try:
-            outputs = self.session.run(ops, no_grad=live[0]._no_grad, reset_arena=reset)
+            outputs = self.session.run(ops, no_grad=chunk[0]._no_grad, reset_arena=reset)
         except errors.OneModelError as e:
-            raise self._fail(live, e) from None
-        for t, out in zip(live, outputs):
+            raise self._fail(rest, e) from None
+        for t, out in zip(chunk, outputs):
             t._materialize(out.info, self.arena_epoch)
 
     def _fail(self, live, err):
