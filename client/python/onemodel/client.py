@@ -535,6 +535,13 @@ class Session:
         from .pending import graph
         graph(self).flush()
 
+    def operations(self, name=''):
+        """ListOperations: the operations the server runs (onemodel.operations.OperationInfo:
+        name, inputs, attributes with kinds and defaults, differentiable, doc); `name` asks
+        for one (NotFound names the nearest)."""
+        from .operations import list_operations
+        return list_operations(self, name)
+
     def backward(self, root, inputs, *, grad_output=None, retain_graph=False, placement=None):
         """Gradients of `root` with respect to `inputs` (like torch.autograd.grad), one
         RemoteTensor per input. grad_output: a handle or an array (required unless the root has
