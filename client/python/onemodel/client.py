@@ -559,8 +559,9 @@ class Session:
         """ResetArena: every arena handle of the session becomes stale. Returns the reply
         (arena statistics, stale_handles). Once the session has used onemodel.Tensor, the reset
         is sent with the Tensor API's next Run instead (no round trip of its own; returns None)."""
-        if getattr(self, '_graph', None) is not None:
-            return self._graph.reset_arena()
+        graph = getattr(self, '_graph', None)
+        if graph is not None:
+            return graph.reset_arena()
         return self._call('ResetArena', pb.ResetArenaRequest(session_id=self.id))
 
     # ---- session --------------------------------------------------------------------------

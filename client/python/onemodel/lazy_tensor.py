@@ -14,22 +14,28 @@ be inferred is fetched (a flush) when asked for. numpy arrays and Python numbers
 Tensors travel inline as FLOAT (the operations compute FLOAT only).
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
 import numpy as np
 
-from . import errors
 from . import pending as _pending
 from . import shape_infer as _infer
 from . import tensors as _t
 
 _BIG = (1 << 63) - 1
+# what an operation takes besides a Tensor: sent inline as FLOAT
+Operand = Union['Tensor', np.ndarray, float, int, Sequence[Any]]
+Ints = Union[int, Sequence[int]]
 
 
 class ComparisonNotSupported(NotImplementedError):
     """Comparisons (<, ==, ...) are not operations of onemodeld yet."""
 
 
-def _not_supported(name):
-    def method(self, other):
+def _not_supported(name: str) -> Any:
+    def method(self: Tensor, other: object) -> bool:
         raise ComparisonNotSupported(
             'Tensor %s: onemodeld has no comparison operations yet (docs/protocol.md section 5 '
             'lists the operations); compare t.numpy() on the client instead' % name)
@@ -37,7 +43,7 @@ def _not_supported(name):
     return method
 
 
-def _constant(value):
+def _constant(value: Any) -> np.ndarray:
     """A numpy or Python operand as the FLOAT array sent inline."""
     if type(value).__module__.startswith('torch') and hasattr(value, 'detach'):
         value = value.detach().cpu().numpy()
@@ -47,7 +53,7 @@ def _constant(value):
     return arr.astype(np.float32, copy=False)
 
 
-def _placement_name(p):
+def _placement_name(p: Optional[str]) -> Optional[str]:
     if p is None:
         return None
     if isinstance(p, str) and p.lower() in ('pool', 'arena'):
@@ -55,24 +61,24 @@ def _placement_name(p):
     raise ValueError("placement must be None, 'pool' or 'arena', got %r" % (p,))
 
 
-def _ints(v):
+def _ints(v: Ints) -> List[int]:
     if isinstance(v, (int, np.integer)):
         return [int(v)]
     return [int(x) for x in v]
 
 
-def _shape_args(args):
+def _shape_args(args: Tuple[Any, ...]) -> List[int]:
     """reshape(2, 3) and reshape((2, 3)) alike."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
         return _ints(args[0])
     return _ints(args)
 
 
-def _pair(v):
+def _pair(v: Ints) -> List[int]:
     return [int(v), int(v)] if isinstance(v, (int, np.integer)) else _ints(v)
 
 
-def apply(op, *inputs, placement=None, **attrs):
+def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
     it for an operation they do not wrap."""
@@ -80,7 +86,7 @@ def apply(op, *inputs, placement=None, **attrs):
     if first is None:
         raise TypeError('%s needs at least one onemodel.Tensor input' % op)
     g = first._graph
-    ins = []
+    ins: List[Any] = []
     for x in inputs:
         if isinstance(x, Tensor):
             if x._graph is not g:
@@ -114,17 +120,39 @@ class Tensor:
                  '_no_grad', '_site', '_shape', '_dtype', '_requires_grad', '_grad_fn', '_leaf',
                  'grad', '_host', '__weakref__')
 
+    _graph: Any                     # onemodel.pending.Graph of the session
+    _info: Any                      # the server's TensorInfo, once sent
+    _epoch: int                     # the graph's arena epoch when it was sent
+    _error: Any                     # the OneModelError it failed with (raised again on use)
+    _op: Optional[str]              # queued: the operation, its inputs and attributes
+    _inputs: Tuple[Any, ...]
+    _attrs: Dict[str, Any]
+    _placement: Optional[str]
+    _no_grad: bool
+    _site: Any                      # onemodel.pending.Site that created it
+    _shape: Optional[Tuple[int, ...]]
+    _dtype: Optional[_t.DataType]
+    _requires_grad: bool
+    _grad_fn: Optional[str]
+    _leaf: bool
+    grad: Optional[Tensor]
+    _host: Optional[np.ndarray]     # a parameter's host copy (onemodel.optim)
+
     __array_ufunc__ = None  # numpy `array + t` defers to Tensor.__radd__ instead of converting t
     __hash__ = object.__hash__
 
-    def _init(self, graph):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError('make a Tensor with Session.tensor(), Session.parameter() or an '
+                        'operation on another Tensor')
+
+    def _init(self, graph: Any) -> None:
         self._graph = graph
         self._info = self._error = self._op = self._site = self._host = self.grad = None
         self._inputs, self._attrs, self._placement, self._no_grad = (), {}, None, False
         self._leaf, self._epoch = False, 0
 
     @classmethod
-    def _wrap(cls, remote, leaf=False):
+    def _wrap(cls, remote: Any, leaf: bool = False) -> Tensor:
         """A Tensor for a low-level RemoteTensor (already on the server)."""
         t = cls.__new__(cls)
         t._init(_pending.graph(remote.session))
@@ -135,10 +163,10 @@ class Tensor:
     # ---- lifecycle (onemodel.pending calls these) ----------------------------------------
 
     @property
-    def _pending(self):
+    def _pending(self) -> bool:
         return self._info is None and self._error is None
 
-    def _materialize(self, info, epoch):
+    def _materialize(self, info: Any, epoch: int) -> None:
         self._info, self._epoch = info, epoch
         self._shape = tuple(int(d) for d in info.dims)
         self._dtype = _t.DataType(info.data_type)
@@ -147,10 +175,10 @@ class Tensor:
         self._inputs = tuple(x for x in self._inputs if isinstance(x, Tensor))  # for backward()
         self._attrs = {}
 
-    def _fail(self, err):
+    def _fail(self, err: Any) -> None:
         self._error = err
 
-    def _check_usable(self):
+    def _check_usable(self) -> None:
         """Raises the error this tensor failed with, or the stale error of a reset arena."""
         if self._error is not None:
             raise self._error
@@ -158,7 +186,7 @@ class Tensor:
                 and self._epoch != self._graph.arena_epoch):
             raise _pending.stale_error(self._info.handle)
 
-    def _ensure(self):
+    def _ensure(self) -> None:
         """Sends the queued operations if this tensor is one of them; raises its error."""
         if self._pending:
             self._graph.flush()
@@ -167,103 +195,115 @@ class Tensor:
     # ---- what it is ------------------------------------------------------------------------
 
     @property
-    def session(self):
+    def session(self) -> Any:
         return self._graph.session
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         """The shape (a tuple); inferred without a round trip when possible."""
         if self._shape is None:
             self._ensure()
+        assert self._shape is not None  # set from the TensorInfo
         return self._shape
 
-    def size(self, dim=None):
+    def size(self, dim: Optional[int] = None) -> Any:
         return self.shape if dim is None else self.shape[dim]
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
-    def numel(self):
+    def numel(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
-    def dtype(self):
+    def dtype(self) -> _t.DataType:
         """The onemodel.DataType (FLOAT, FLOAT16, ...)."""
         if self._dtype is None:
             self._ensure()
+        assert self._dtype is not None  # set from the TensorInfo
         return self._dtype
 
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         return self._requires_grad
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Optional[str]:
         """The operation that recorded this tensor ("MatMul"), or None (leaves, untracked)."""
         return self._grad_fn
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         return self._leaf or not self._requires_grad
 
     @property
-    def handle(self):
+    def handle(self) -> str:
         self._ensure()
         return self._info.handle
 
     @property
-    def info(self):
+    def info(self) -> Any:
         """The server's TensorInfo (strides, layout, placement, version...); sends the queue."""
         self._ensure()
         return self._info
 
     @property
-    def remote(self):
+    def remote(self) -> Any:
         """The low-level onemodel.RemoteTensor of this tensor."""
         from .client import RemoteTensor
         return RemoteTensor(self.session, self.info)
 
-    def describe(self):
+    def describe(self) -> Any:
         """DescribeTensor: a fresh low-level RemoteTensor (TensorInfo) from the server."""
         return self.session.describe(self.handle)
 
-    def flush(self):
+    def flush(self) -> Tensor:
         """Sends the session's queued operations now."""
         self._graph.flush()
         return self
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """The values as a numpy array (BFLOAT16 widened to float32)."""
         return self.session.get(self.handle, bfloat16='float32')
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
-    def item(self):
+    def item(self) -> Any:
         a = self.numpy()
         if a.size != 1:
             raise ValueError('item() of a tensor of %d elements; only one-element tensors have '
                              'an item' % a.size)
         return a.reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self.numpy().tolist()
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self.shape:
             raise TypeError('len() of a 0-d tensor')
         return self.shape[0]
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.item())
 
-    def release(self):
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """f'{loss:.3f}' formats a one-element tensor's value."""
+        return format(self.item(), spec) if spec else str(self)
+
+    def release(self) -> int:
         """Forgets the handle on the server (ReleaseTensors); a pool tensor's buffer returns."""
         return self.session.release(self.handle)
 
-    def copy_(self, value):
+    def copy_(self, value: Any) -> Tensor:
         """Writes `value` into this tensor in place (PutTensor target): same shape and type;
         the handle, requires_grad and placement stay. Returns self."""
         arr, _ = _t.as_array(value, self.dtype)
@@ -273,7 +313,7 @@ class Tensor:
             self._host = arr.copy()
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = [] if self._info is None else [self._info.handle]
         parts.append('shape=%s' % (list(self._shape) if self._shape is not None else '?'))
         parts.append('dtype=%s' % (self._dtype.name if self._dtype is not None else '?'))
@@ -291,14 +331,15 @@ class Tensor:
             parts.append({1: 'pool', 2: 'arena'}.get(self._info.placement, 'placement?'))
         return 'onemodel.Tensor(%s)' % ', '.join(parts)
 
-    def __str__(self):
+    def __str__(self) -> str:
         """The values, numpy-style (this sends the queue and downloads)."""
         return 'tensor(%s%s)' % (np.array2string(self.numpy(), separator=', ', prefix='tensor('),
                                  ', grad_fn=%s' % self._grad_fn if self._grad_fn else '')
 
     # ---- autograd -----------------------------------------------------------------------------
 
-    def backward(self, gradient=None, inputs=None, retain_graph=False):
+    def backward(self, gradient: Any = None, inputs: Optional[Iterable[Tensor]] = None,
+                 retain_graph: bool = False) -> None:
         """Adds d self / d input to each input's .grad (like torch). inputs: the tensors to
         differentiate with respect to (default: every leaf that requires gradients that self
         depends on). gradient: required unless self has one element. One Run for the queued
@@ -312,26 +353,26 @@ class Tensor:
             x.grad = g if x.grad is None else x.grad + g
         return None
 
-    def detach(self):
+    def detach(self) -> Tensor:
         return apply('Detach', self)
 
     # ---- operators ----------------------------------------------------------------------------
 
-    def __add__(self, o): return apply('Add', self, o)
-    def __radd__(self, o): return apply('Add', o, self)
-    def __sub__(self, o): return apply('Sub', self, o)
-    def __rsub__(self, o): return apply('Sub', o, self)
-    def __mul__(self, o): return apply('Mul', self, o)
-    def __rmul__(self, o): return apply('Mul', o, self)
-    def __truediv__(self, o): return apply('Div', self, o)
-    def __rtruediv__(self, o): return apply('Div', o, self)
-    def __pow__(self, o): return apply('Pow', self, o)
-    def __rpow__(self, o): return apply('Pow', o, self)
-    def __matmul__(self, o): return apply('MatMul', self, o)
-    def __rmatmul__(self, o): return apply('MatMul', o, self)
-    def __neg__(self): return apply('Neg', self)
-    def __pos__(self): return self
-    def __abs__(self): return apply('Abs', self)
+    def __add__(self, o: Operand) -> Tensor: return apply('Add', self, o)
+    def __radd__(self, o: Operand) -> Tensor: return apply('Add', o, self)
+    def __sub__(self, o: Operand) -> Tensor: return apply('Sub', self, o)
+    def __rsub__(self, o: Operand) -> Tensor: return apply('Sub', o, self)
+    def __mul__(self, o: Operand) -> Tensor: return apply('Mul', self, o)
+    def __rmul__(self, o: Operand) -> Tensor: return apply('Mul', o, self)
+    def __truediv__(self, o: Operand) -> Tensor: return apply('Div', self, o)
+    def __rtruediv__(self, o: Operand) -> Tensor: return apply('Div', o, self)
+    def __pow__(self, o: Operand) -> Tensor: return apply('Pow', self, o)
+    def __rpow__(self, o: Operand) -> Tensor: return apply('Pow', o, self)
+    def __matmul__(self, o: Operand) -> Tensor: return apply('MatMul', self, o)
+    def __rmatmul__(self, o: Operand) -> Tensor: return apply('MatMul', o, self)
+    def __neg__(self) -> Tensor: return apply('Neg', self)
+    def __pos__(self) -> Tensor: return self
+    def __abs__(self) -> Tensor: return apply('Abs', self)
 
     __lt__ = _not_supported('__lt__')
     __le__ = _not_supported('__le__')
@@ -342,95 +383,96 @@ class Tensor:
 
     # ---- elementwise --------------------------------------------------------------------------
 
-    def add(self, o): return apply('Add', self, o)
-    def sub(self, o): return apply('Sub', self, o)
-    def mul(self, o): return apply('Mul', self, o)
-    def div(self, o): return apply('Div', self, o)
-    def pow(self, o): return apply('Pow', self, o)
-    def maximum(self, o): return apply('Max', self, o)
-    def minimum(self, o): return apply('Min', self, o)
-    def matmul(self, o): return apply('MatMul', self, o)
-    def neg(self): return apply('Neg', self)
-    def abs(self): return apply('Abs', self)
-    def exp(self): return apply('Exp', self)
-    def log(self): return apply('Log', self)
-    def sqrt(self): return apply('Sqrt', self)
-    def relu(self): return apply('Relu', self)
-    def sigmoid(self): return apply('Sigmoid', self)
-    def tanh(self): return apply('Tanh', self)
+    def add(self, o: Operand) -> Tensor: return apply('Add', self, o)
+    def sub(self, o: Operand) -> Tensor: return apply('Sub', self, o)
+    def mul(self, o: Operand) -> Tensor: return apply('Mul', self, o)
+    def div(self, o: Operand) -> Tensor: return apply('Div', self, o)
+    def pow(self, o: Operand) -> Tensor: return apply('Pow', self, o)
+    def maximum(self, o: Operand) -> Tensor: return apply('Max', self, o)
+    def minimum(self, o: Operand) -> Tensor: return apply('Min', self, o)
+    def matmul(self, o: Operand) -> Tensor: return apply('MatMul', self, o)
+    def neg(self) -> Tensor: return apply('Neg', self)
+    def abs(self) -> Tensor: return apply('Abs', self)
+    def exp(self) -> Tensor: return apply('Exp', self)
+    def log(self) -> Tensor: return apply('Log', self)
+    def sqrt(self) -> Tensor: return apply('Sqrt', self)
+    def relu(self) -> Tensor: return apply('Relu', self)
+    def sigmoid(self) -> Tensor: return apply('Sigmoid', self)
+    def tanh(self) -> Tensor: return apply('Tanh', self)
 
-    def gelu(self):
+    def gelu(self) -> Tensor:
         """The tanh approximation (torch's gelu(approximate='tanh'))."""
         return apply('Gelu', self)
 
     # ---- reductions, softmax, pooling ---------------------------------------------------------
 
-    def sum(self, axes=None, keepdims=False):
+    def sum(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
         """Sum over `axes` (an int or a list; default all)."""
         return apply('Sum', self, **_reduce_attrs(axes, keepdims))
 
-    def mean(self, axes=None, keepdims=False):
+    def mean(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
         return apply('Mean', self, **_reduce_attrs(axes, keepdims))
 
-    def softmax(self, axis=-1, scale=1.0):
+    def softmax(self, axis: int = -1, scale: float = 1.0) -> Tensor:
         """softmax(scale * x) along `axis`."""
         return apply('Softmax', self, axis=int(axis), scale=float(scale))
 
-    def log_softmax(self, axis=-1, scale=1.0):
+    def log_softmax(self, axis: int = -1, scale: float = 1.0) -> Tensor:
         return apply('LogSoftmax', self, axis=int(axis), scale=float(scale))
 
-    def max_pool2d(self, kernel_size, stride=1, padding=0):
+    def max_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0) -> Tensor:
         """Over an (N, C, H, W) tensor; each argument an int or a pair (like torch's)."""
         return apply('MaxPool2d', self, kernel_shape=_pair(kernel_size), strides=_pair(stride),
                      pads=_pair(padding))
 
     # ---- conversion -------------------------------------------------------------------------
 
-    def cast(self, dtype):
+    def cast(self, dtype: Any) -> Tensor:
         """A new tensor of `dtype` ("float16", np.float64, onemodel.DataType.INT32, ...)."""
         return apply('Cast', self, to=int(_t.data_type(dtype)))
 
-    def contiguous(self):
+    def contiguous(self) -> Tensor:
         return apply('Contiguous', self)
 
-    def copy(self, placement=None):
+    def copy(self, placement: Optional[str] = None) -> Tensor:
         """A new contiguous tensor; placement='pool' keeps it across arena resets."""
         return apply('Copy', self, placement=placement)
 
-    def to_layout(self, layout, block=16):
+    def to_layout(self, layout: str, block: int = 16) -> Tensor:
         """"NCHW", "NHWC" or "Blocked" (rank 4)."""
-        attrs = {'layout': str(layout)}
+        attrs: Dict[str, Any] = {'layout': str(layout)}
         if str(layout).lower() == 'blocked':
             attrs['block'] = int(block)
         return apply('ToLayout', self, **attrs)
 
     # ---- views --------------------------------------------------------------------------------
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Any) -> Tensor:
         return apply('Reshape', self, shape=_shape_args(shape))
 
-    def permute(self, *dims):
+    def permute(self, *dims: Any) -> Tensor:
         return apply('Permute', self, perm=_shape_args(dims))
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
         return apply('Transpose', self, dim0=int(dim0), dim1=int(dim1))
 
     @property
-    def T(self):
+    def T(self) -> Tensor:
         """The dimensions reversed (a view)."""
         n = self.ndim
         return self if n < 2 else self.permute(list(range(n - 1, -1, -1)))
 
-    def expand(self, *shape):
+    def expand(self, *shape: Any) -> Tensor:
         return apply('Expand', self, shape=_shape_args(shape))
 
-    def squeeze(self, axes=None):
+    def squeeze(self, axes: Optional[Ints] = None) -> Tensor:
         return apply('Squeeze', self) if axes is None else apply('Squeeze', self, axes=_ints(axes))
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim: int) -> Tensor:
         return apply('Unsqueeze', self, dim=int(dim))
 
-    def slice(self, dim, start=None, stop=None, step=None):
+    def slice(self, dim: int, start: Optional[int] = None, stop: Optional[int] = None,
+              step: Optional[int] = None) -> Tensor:
         """numpy slicing start:stop:step along `dim` (a view)."""
         step = 1 if step is None else int(step)
         if start is None:
@@ -439,7 +481,7 @@ class Tensor:
             stop = _BIG if step > 0 else -_BIG - 1
         return apply('Slice', self, dim=int(dim), start=int(start), stop=int(stop), step=step)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Tensor:
         """Basic indexing through views: ints, slices, None and ... (x[1:3, ::-1], x[0],
         x[..., None]). Tensors or lists as indices are not supported."""
         key = key if isinstance(key, tuple) else (key,)
@@ -476,14 +518,14 @@ class Tensor:
         return out.squeeze(squeeze) if squeeze else out
 
 
-def _reduce_attrs(axes, keepdims):
-    attrs = {'keepdims': int(bool(keepdims))}
+def _reduce_attrs(axes: Optional[Ints], keepdims: bool) -> dict:
+    attrs: Dict[str, Any] = {'keepdims': int(bool(keepdims))}
     if axes is not None:
         attrs['axes'] = _ints(axes)
     return attrs
 
 
-def _leaves(root):
+def _leaves(root: Tensor) -> List[Tensor]:
     """The leaves that require gradients reachable from root, in first-visit order."""
     out, seen, stack = [], set(), [root]
     while stack:
@@ -500,7 +542,8 @@ def _leaves(root):
     return out
 
 
-def grad(output, inputs, grad_output=None, retain_graph=False):
+def grad(output: Tensor, inputs: Union[Tensor, Iterable[Tensor]], grad_output: Any = None,
+         retain_graph: bool = False) -> List[Tensor]:
     """d output / d input for each input, as new Tensors (like torch.autograd.grad); .grad is
     not touched. Sends the queued operations (one Run), then one Backward."""
     if isinstance(inputs, Tensor):
@@ -518,18 +561,18 @@ def grad(output, inputs, grad_output=None, retain_graph=False):
     return [Tensor._wrap(g) for g in grads]
 
 
-def tensor(session, data, *, requires_grad=False, dtype=None, placement=None):
+def tensor(session: Any, data: Any, *, requires_grad: bool = False, dtype: Any = None,
+           placement: Optional[str] = None) -> Tensor:
     """Uploads `data` (PutTensor, or streamed when large) and returns its leaf Tensor. Floating
     numpy arrays and Python numbers become FLOAT unless `dtype` says otherwise."""
     if dtype is None and not (type(data).__module__.startswith('torch')):
-        arr = np.asarray(data)
-        if arr.dtype.kind == 'f' or arr.dtype == np.dtype(object):
+        if np.asarray(data).dtype.kind == 'f':
             dtype = _t.DataType.FLOAT
     remote = session.put(data, requires_grad=requires_grad, dtype=dtype, placement=placement)
     return Tensor._wrap(remote, leaf=True)
 
 
-def parameter(session, data, *, dtype=None):
+def parameter(session: Any, data: Any, *, dtype: Any = None) -> Tensor:
     """A leaf that requires gradients, in the pool (it survives arena resets). The optimizers
     of onemodel.optim update it in place."""
     t = tensor(session, data, requires_grad=True, dtype=dtype, placement='pool')

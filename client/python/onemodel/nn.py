@@ -4,7 +4,10 @@ Not a rebuild of torch.nn: write the forward pass with Tensor methods (x.relu(),
 x.log_softmax(1), ...); docs/python.md has the training loop.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -16,7 +19,7 @@ class Module:
     its sub-modules (also in lists and tuples), in the order they were set; calling it runs
     forward()."""
 
-    def parameters(self):
+    def parameters(self) -> Iterator[Tensor]:
         seen = set()
         for value in vars(self).values():
             for p in _parameters_of(value):
@@ -24,14 +27,14 @@ class Module:
                     seen.add(id(p))
                     yield p
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError('%s must define forward()' % type(self).__name__)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
 
-def _parameters_of(value):
+def _parameters_of(value: Any) -> Iterator[Tensor]:
     if isinstance(value, Tensor):
         if value.requires_grad and value.is_leaf:
             yield value
@@ -46,7 +49,8 @@ class Linear(Module):
     """y = x @ weight.T + bias, weight [out, in]; initialized like torch.nn.Linear (uniform in
     +-1/sqrt(in_features)). The parameters live in the session's pool."""
 
-    def __init__(self, session, in_features, out_features, bias=True, rng=None):
+    def __init__(self, session: Any, in_features: int, out_features: int, bias: bool = True,
+                 rng: Optional[np.random.Generator] = None) -> None:
         rng = np.random.default_rng() if rng is None else rng
         bound = 1.0 / math.sqrt(in_features)
         self.weight = session.parameter(
@@ -54,6 +58,6 @@ class Linear(Module):
         self.bias = (session.parameter(rng.uniform(-bound, bound, out_features).astype(np.float32))
                      if bias else None)
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Tensor:
         y = x @ self.weight.T
         return y if self.bias is None else y + self.bias

@@ -4,6 +4,10 @@
         print(op)     # Softmax(x, *, axis: int = -1, scale: float = 1.0)  [differentiable]  ...
 """
 
+from __future__ import annotations
+
+from typing import Any, List
+
 _KINDS = {1: 'int', 2: 'float', 3: 'str', 4: 'ints', 5: 'floats'}
 
 
@@ -13,14 +17,14 @@ class AttributeInfo:
 
     __slots__ = ('name', 'kind', 'required', 'default', 'doc')
 
-    def __init__(self, spec):
+    def __init__(self, spec: Any) -> None:
         self.name = spec.name
         self.kind = _KINDS.get(spec.kind, 'unspecified')
         self.required = spec.required
         self.default = None if spec.required else _value(spec.default_value)
         self.doc = spec.doc
 
-    def __str__(self):
+    def __str__(self) -> str:
         return '%s: %s%s' % (self.name, self.kind, '' if self.required else ' = %r' % (self.default,))
 
     __repr__ = __str__
@@ -32,7 +36,7 @@ class OperationInfo:
 
     __slots__ = ('name', 'inputs', 'attributes', 'differentiable', 'doc')
 
-    def __init__(self, spec):
+    def __init__(self, spec: Any) -> None:
         self.name = spec.name
         self.inputs = [i.name + ('...' if i.variadic else '?' if i.optional else '')
                        for i in spec.inputs]
@@ -41,20 +45,20 @@ class OperationInfo:
         self.doc = spec.doc
 
     @property
-    def signature(self):
+    def signature(self) -> str:
         """'Softmax(x, *, axis: int = -1, scale: float = 1.0)'."""
         attrs = [str(a) for a in self.attributes]
         return '%s(%s)' % (self.name, ', '.join(self.inputs + (['*'] + attrs if attrs else [])))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return '%s%s  %s' % (self.signature, '  [differentiable]' if self.differentiable else '',
                              self.doc)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return 'OperationInfo(%s)' % self.signature
 
 
-def _value(attr):
+def _value(attr: Any) -> Any:
     """The Python value of a protocol Attribute (None when unset)."""
     which = attr.WhichOneof('value')
     if which in ('ints', 'floats'):
@@ -62,7 +66,7 @@ def _value(attr):
     return getattr(attr, which) if which else None
 
 
-def list_operations(session, name=''):
+def list_operations(session: Any, name: str = '') -> List[OperationInfo]:
     """ListOperations: every operation of the server (or the one named), as OperationInfo."""
     from .client import pb
     reply = session._call('ListOperations', pb.ListOperationsRequest(name=name))

@@ -8,26 +8,34 @@ parameter keeps its handle. Parameters must come from Session.parameter() (which
 copy) and be written only through Tensor.copy_() or these optimizers.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Tuple
+
 import numpy as np
 
 
 class Optimizer:
     """Holds the parameters and per-parameter state; subclasses define _update."""
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]) -> None:
         self.params = list(params)
         self.defaults = defaults
-        self.state = [{} for _ in self.params]
+        self.state: List[Dict[str, Any]] = [{} for _ in self.params]
         for p in self.params:
             if getattr(p, '_host', None) is None:
                 raise ValueError('%r is not a parameter: make it with Session.parameter()' % (p,))
 
-    def zero_grad(self):
+    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
+        """The parameter's new values from its values, gradient and state."""
+        raise NotImplementedError
+
+    def zero_grad(self) -> None:
         """Forgets the gradients (like torch's set_to_none=True)."""
         for p in self.params:
             p.grad = None
 
-    def step(self):
+    def step(self) -> None:
         """Updates every parameter that has a gradient."""
         for p, state in zip(self.params, self.state):
             if p.grad is None:
@@ -39,15 +47,16 @@ class Optimizer:
 class SGD(Optimizer):
     """torch.optim.SGD: momentum, dampening, nesterov, weight_decay, maximize."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, maximize=False):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 maximize: bool = False) -> None:
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError('Nesterov momentum requires a momentum and zero dampening')
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
 
-    def _update(self, p, g, state):
+    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
         d = self.defaults
         f = np.float32
         if d['maximize']:
@@ -68,12 +77,13 @@ class SGD(Optimizer):
 class AdamW(Optimizer):
     """torch.optim.AdamW: betas, eps, weight_decay (decoupled), amsgrad, maximize."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, maximize=False):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize))
 
-    def _update(self, p, g, state):
+    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
         d = self.defaults
         f = np.float32
         b1, b2 = d['betas']

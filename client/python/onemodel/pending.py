@@ -12,11 +12,14 @@ operations stay queued. Session.reset_arena() is deferred into the next Run (res
 arena tensors made before it are stale from then on, as the server would say.
 """
 
+from __future__ import annotations
+
 import contextlib
 import linecache
 import re
 import sys
 import weakref
+from typing import Any, Iterator, List, Optional
 
 import grpc
 import numpy as np
@@ -33,21 +36,21 @@ class Site:
 
     __slots__ = ('filename', 'lineno', 'function')
 
-    def __init__(self, filename, lineno, function):
+    def __init__(self, filename: str, lineno: int, function: str) -> None:
         self.filename, self.lineno, self.function = filename, lineno, function
 
-    def __str__(self):
+    def __str__(self) -> str:
         code = linecache.getline(self.filename, self.lineno).strip()
         return '%s:%d in %s%s' % (self.filename, self.lineno, self.function,
                                   (': ' + code) if code else '')
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return 'Site(%s:%d)' % (self.filename, self.lineno)
 
 
-def creation_site():
+def creation_site() -> Optional[Site]:
     """The innermost frame outside the onemodel package (the user's line)."""
-    f = sys._getframe(1)
+    f: Any = sys._getframe(1)
     while f is not None and f.f_globals.get('__name__', '').partition('.')[0] == _PACKAGE:
         f = f.f_back
     if f is None:
@@ -55,11 +58,12 @@ def creation_site():
     return Site(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
 
 
-def with_site(err, site, method='Run'):
+def with_site(err: errors.OneModelError, site: Optional[Site],
+              method: str = 'Run') -> errors.OneModelError:
     """A copy of a OneModelError whose message ends with the line that created the operation."""
     if site is None:
         return err
-    new = errors.OneModelError.__new__(type(err))
+    new: Any = errors.OneModelError.__new__(type(err))
     errors.OneModelError.__init__(new, err.code, '%s\n  (the operation was created at %s)'
                                   % (err.details, site), method)
     new.site = site
@@ -67,7 +71,7 @@ def with_site(err, site, method='Run'):
     return new
 
 
-def stale_error(handle):
+def stale_error(handle: str) -> errors.OneModelError:
     return errors.FailedPrecondition(
         grpc.StatusCode.FAILED_PRECONDITION, "tensor '%s' is stale: it lived in the session's arena, which was reset since "
         "(Session.reset_arena()); run the operations again, or keep the result in the pool "
@@ -77,9 +81,9 @@ def stale_error(handle):
 class Graph:
     """The tensor API's state of one session: queued operations, recording mode, arena epoch."""
 
-    def __init__(self, session):
+    def __init__(self, session: Any) -> None:
         self.session = session
-        self.queue = []              # weak references to pending Tensors, in creation order
+        self.queue: List[Any] = []   # weak references to pending Tensors, in creation order
         self.queue_no_grad = False   # the recording mode of the queued operations
         self.no_grad_depth = 0
         self.reset_next = False      # send reset_arena with the next Run
@@ -87,11 +91,11 @@ class Graph:
         self.max_run_operations = MAX_RUN_OPERATIONS
 
     @property
-    def grad_enabled(self):
+    def grad_enabled(self) -> bool:
         return self.no_grad_depth == 0
 
     @contextlib.contextmanager
-    def no_grad(self):
+    def no_grad(self) -> Iterator[None]:
         """Operations made inside record nothing for backward (RunRequest.no_grad)."""
         self.no_grad_depth += 1
         try:
@@ -99,7 +103,7 @@ class Graph:
         finally:
             self.no_grad_depth -= 1
 
-    def _live(self):
+    def _live(self) -> List[Any]:
         out = []
         for ref in self.queue:
             t = ref()
@@ -107,7 +111,7 @@ class Graph:
                 out.append(t)
         return out
 
-    def add(self, tensor):
+    def add(self, tensor: Any) -> None:
         """Queues a pending Tensor (flushing first when the recording mode differs)."""
         if self.queue and self.queue_no_grad != tensor._no_grad:
             self.flush()
@@ -116,7 +120,7 @@ class Graph:
         if len(self.queue) >= self.max_run_operations:
             self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         """Sends every queued operation that is still wanted, as one Run (several when more
         than max_run_operations), with a deferred arena reset; raises the error of a refused
         operation with the line that created it."""
@@ -131,7 +135,7 @@ class Graph:
         for start in range(0, len(live), self.max_run_operations):
             self._run(live[start:start + self.max_run_operations], live[start:])
 
-    def _run(self, chunk, rest):
+    def _run(self, chunk: List[Any], rest: List[Any]) -> None:
         """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
         from .client import Output
         index = {id(t): i for i, t in enumerate(chunk)}
@@ -147,7 +151,7 @@ class Graph:
         for t, out in zip(chunk, outputs):
             t._materialize(out.info, self.arena_epoch)
 
-    def _fail(self, live, err):
+    def _fail(self, live: List[Any], err: errors.OneModelError) -> errors.OneModelError:
         """Marks the refused operation and its dependents failed, requeues the rest; returns the
         error to raise."""
         m = _OPERATION_ERROR.match(err.details)
@@ -167,7 +171,7 @@ class Graph:
         self.queue = keep
         return located
 
-    def reset_arena(self):
+    def reset_arena(self) -> None:
         """Defers an arena reset into the next Run. Queued operations placed in the pool run
         first (one Run now); queued arena operations would be stale at once, so they are
         dropped and fail with the stale error if used."""
@@ -182,12 +186,12 @@ class Graph:
         self.reset_next = True
 
 
-def _input(x):
+def _input(x: Any) -> Any:
     """A Run input for an operand sent earlier (its handle) or inline (a numpy array)."""
     return x if isinstance(x, np.ndarray) else x._info.handle
 
 
-def graph(session):
+def graph(session: Any) -> Graph:
     """The session's Graph (made on first use)."""
     g = getattr(session, '_graph', None)
     if g is None:

@@ -6,10 +6,16 @@ cannot be predicted (an unknown operation, inputs that do not fit), infer_shape 
 and the shape is fetched when it is asked for; the server then reports the error.
 """
 
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Tuple
+
 import numpy as np
 
 from . import tensors as _t
 
+Shape = Tuple[int, ...]
+Attrs = Dict[str, Any]
 FLOAT = _t.DataType.FLOAT
 # operations whose output keeps the input's data type (the rest compute FLOAT, or Cast)
 SAME_TYPE = frozenset({'Contiguous', 'Copy', 'Detach', 'ToLayout'})
@@ -19,14 +25,14 @@ NOT_DIFFERENTIABLE = frozenset({'Detach'})
 GRAD_FN_NAME = {'Transpose': 'Permute'}
 
 
-def _axis(a, rank):
+def _axis(a: int, rank: int) -> int:
     """A dimension index in [0, rank), or ValueError."""
     if not -rank <= a < max(rank, 1):
         raise ValueError('axis %d out of range for rank %d' % (a, rank))
     return a % rank if rank else 0
 
 
-def _matmul(a, b):
+def _matmul(a: Shape, b: Shape) -> Shape:
     if not a or not b:
         raise ValueError('MatMul of a scalar')
     a2 = (1,) + a if len(a) == 1 else a
@@ -41,14 +47,14 @@ def _matmul(a, b):
     return out
 
 
-def _reduce(x, axes, keepdims):
-    axes = {_axis(a, len(x)) for a in axes} if axes else set(range(len(x)))
+def _reduce(x: Shape, axes: Sequence[int], keepdims: int) -> Shape:
+    reduced = {_axis(a, len(x)) for a in axes} if axes else set(range(len(x)))
     if keepdims:
-        return tuple(1 if i in axes else d for i, d in enumerate(x))
-    return tuple(d for i, d in enumerate(x) if i not in axes)
+        return tuple(1 if i in reduced else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in reduced)
 
 
-def _reshape(x, shape):
+def _reshape(x: Shape, shape: Sequence[int]) -> Shape:
     count = int(np.prod(x, dtype=np.int64))
     shape = [int(d) for d in shape]
     if shape.count(-1) == 1:
@@ -61,7 +67,7 @@ def _reshape(x, shape):
     return tuple(shape)
 
 
-def _pool(x, attrs):
+def _pool(x: Shape, attrs: Attrs) -> Shape:
     kh, kw = attrs['kernel_shape']
     sh, sw = attrs.get('strides', (1, 1))
     ph, pw = attrs.get('pads', (0, 0))
@@ -72,13 +78,13 @@ def _pool(x, attrs):
     return (n, c, oh, ow)
 
 
-def _slice(x, attrs):
+def _slice(x: Shape, attrs: Attrs) -> Shape:
     d = _axis(attrs.get('dim', 0), len(x))
     count = len(range(*slice(attrs['start'], attrs['stop'], attrs.get('step', 1)).indices(x[d])))
     return x[:d] + (count,) + x[d + 1:]
 
 
-def _squeeze(x, attrs):
+def _squeeze(x: Shape, attrs: Attrs) -> Shape:
     axes = {_axis(a, len(x)) for a in attrs.get('axes', ())}
     if not axes:
         return tuple(d for d in x if d != 1)
@@ -87,7 +93,7 @@ def _squeeze(x, attrs):
     return tuple(d for i, d in enumerate(x) if i not in axes)
 
 
-def _unsqueeze(x, attrs):
+def _unsqueeze(x: Shape, attrs: Attrs) -> Shape:
     d = attrs.get('dim', 0)
     if not -(len(x) + 1) <= d <= len(x):
         raise ValueError('dim out of range')
@@ -95,20 +101,20 @@ def _unsqueeze(x, attrs):
     return x[:d] + (1,) + x[d:]
 
 
-def _permute(x, perm):
+def _permute(x: Shape, perm: Sequence[int]) -> Shape:
     if sorted(_axis(p, len(x)) for p in perm) != list(range(len(x))):
         raise ValueError('not a permutation')
     return tuple(x[_axis(p, len(x))] for p in perm)
 
 
-def _transpose(x, attrs):
+def _transpose(x: Shape, attrs: Attrs) -> Shape:
     d0, d1 = _axis(attrs.get('dim0', 0), len(x)), _axis(attrs.get('dim1', 1), len(x))
     out = list(x)
     out[d0], out[d1] = out[d1], out[d0]
     return tuple(out)
 
 
-def _expand(x, shape):
+def _expand(x: Shape, shape: Sequence[int]) -> Shape:
     shape = tuple(int(d) for d in shape)
     if len(shape) < len(x) or tuple(np.broadcast_shapes(x, shape)) != shape:
         raise ValueError('does not expand')
@@ -137,7 +143,7 @@ _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
 KNOWN = frozenset(_RULES)
 
 
-def infer_shape(op, shapes, attrs):
+def infer_shape(op: str, shapes: Sequence[Optional[Shape]], attrs: Attrs) -> Optional[Shape]:
     """The output shape of `op` over inputs of `shapes` (tuples; None = unknown), or None when
     it cannot be predicted (the server will tell, or refuse)."""
     rule = _RULES.get(op)
@@ -149,7 +155,7 @@ def infer_shape(op, shapes, attrs):
         return None
 
 
-def infer_dtype(op, dtypes, attrs):
+def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.DataType]:
     """The output DataType of `op` over inputs of `dtypes` (None when unknown)."""
     if op == 'Cast':
         try:
@@ -161,7 +167,8 @@ def infer_dtype(op, dtypes, attrs):
     return FLOAT if op in KNOWN else None
 
 
-def records(op, input_requires_grad, dtypes, attrs, grad_enabled):
+def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any], attrs: Attrs,
+            grad_enabled: bool) -> bool:
     """Whether the server records `op` for backward (so its output requires gradients)."""
     if not grad_enabled or op in NOT_DIFFERENTIABLE or not any(input_requires_grad):
         return False

@@ -220,6 +220,10 @@ def test_metadata_and_repr(sess):
     assert y[0].item() == 6.0 and bool(y[0])
     assert repr(w).startswith('onemodel.Tensor(p') and 'pool' in repr(w)
     assert y.describe().shape == (2,)
+    one = y.sum()
+    assert f'{one:.1f}' == '12.0' and float(one) == 12.0 and int(one) == 12 and f'{one}' == str(one)
+    with pytest.raises(TypeError, match='Session.tensor'):
+        onemodel.Tensor()
     assert y.remote.handle == y.handle
     with pytest.raises(ValueError, match='only one-element'):
         y.item()
