@@ -253,3 +253,16 @@ def test_session_close_and_low_level_mixing(sess):
     with pytest.raises(onemodel.NotFound) as ei:
         (y + 1).numpy()
     assert_error(ei, grpc.StatusCode.NOT_FOUND, 'was released')
+
+
+def test_describe_and_values_send_the_queue(counted):
+    s, rpcs = counted
+    a = s.tensor(np.ones((2, 3), np.float32))
+    rpcs.take()
+    y = a.T  # a view
+    info = y.describe()
+    assert rpcs.take() == {'Run': 1, 'DescribeTensor': 1}
+    assert info.shape == (3, 2) and info.info.strides == [1, 3]
+    z = (y * 2).sum()
+    assert z.item() == 12.0
+    assert rpcs.take() == {'Run': 1, 'GetTensor': 1}
