@@ -65,8 +65,11 @@ constexpr Field<SessionCounters> kSessionCounterFields[] = {
     {"onemodel_sessions_expired_total", "Sessions closed after their idle timeout.", kCounter,
      &SessionCounters::expired},
     {"onemodel_leaked_buffers_reclaimed_total",
-     "Pool buffers a closing session still held (never released by its client).", kCounter,
+     "Pool buffers of sessions that expired after their idle timeout (handles lost).", kCounter,
      &SessionCounters::leaked_buffers_reclaimed},
+    {"onemodel_buffers_released_by_close_total",
+     "Pool buffers sessions still held when closed (never released by the client; normal).",
+     kCounter, &SessionCounters::buffers_released_by_close},
 };
 
 constexpr Field<ArenaStats> kArenaFields[] = {

@@ -12,6 +12,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "server/nearest_names.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -79,55 +80,97 @@ Tensor RunBinary(BinaryOp op, const OpCall& c) {
 }
 Tensor RunUnary(UnaryOp op, const OpCall& c) { return ops::Unary(op, c.in(0), c.ctx()); }
 
-#define ONEMODEL_BINARY(Name)                                                     \
-  {                                                                               \
-#Name, 2, {}, [](const OpCall& c) { return RunBinary(BinaryOp::k##Name, c); } \
-  }
-#define ONEMODEL_UNARY(Name)                                                    \
-  {                                                                             \
-#Name, 1, {}, [](const OpCall& c) { return RunUnary(UnaryOp::k##Name, c); } \
-  }
+constexpr Kind kI = v1::Attribute::kI;
+constexpr Kind kF = v1::Attribute::kF;
+constexpr Kind kS = v1::Attribute::kS;
+constexpr Kind kInts = v1::Attribute::kInts;
 
-// A plain array, so each row's attribute list lives as long as the table.
+#define ONEMODEL_BINARY(Name, Doc)                                       \
+  {#Name, {"A", "B"}, {}, true, Doc,                                     \
+   [](const OpCall& c) { return RunBinary(BinaryOp::k##Name, c); }}
+#define ONEMODEL_UNARY(Name, Doc)                                        \
+  {#Name, {"X"}, {}, true, Doc,                                          \
+   [](const OpCall& c) { return RunUnary(UnaryOp::k##Name, c); }}
+
+constexpr AttrSpec kAxes = {"axes", kInts, "[]", "the axes to reduce; [] reduces all"};
+constexpr AttrSpec kKeepDims = {"keepdims", kI, "0", "1 keeps each reduced axis with extent 1"};
+constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
+constexpr AttrSpec kScale = {"scale", kF, "1", "multiplies X first (1/temperature)"};
+
+// A plain array, so each row's lists live as long as the table.
 // clang-format off
 const OpSpec kOps[] = {
-    ONEMODEL_BINARY(Add), ONEMODEL_BINARY(Sub), ONEMODEL_BINARY(Mul), ONEMODEL_BINARY(Div),
-    ONEMODEL_BINARY(Max), ONEMODEL_BINARY(Min), ONEMODEL_BINARY(Pow),
-    ONEMODEL_UNARY(Neg), ONEMODEL_UNARY(Abs), ONEMODEL_UNARY(Exp), ONEMODEL_UNARY(Log),
-    ONEMODEL_UNARY(Sqrt), ONEMODEL_UNARY(Relu), ONEMODEL_UNARY(Sigmoid), ONEMODEL_UNARY(Tanh),
-    ONEMODEL_UNARY(Gelu),
-    {"MatMul", 2, {}, [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
-    {"MaxPool2d", 1, {"kernel_shape", "strides", "pads"},
+    ONEMODEL_BINARY(Add, "A + B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Sub, "A - B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Mul, "A * B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Div, "A / B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Max, "the larger of A and B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Min, "the smaller of A and B, elementwise with numpy broadcasting"),
+    ONEMODEL_BINARY(Pow, "A to the power B, elementwise with numpy broadcasting"),
+    ONEMODEL_UNARY(Neg, "-X"), ONEMODEL_UNARY(Abs, "|X|"),
+    ONEMODEL_UNARY(Exp, "e to the power X"), ONEMODEL_UNARY(Log, "the natural logarithm of X"),
+    ONEMODEL_UNARY(Sqrt, "the square root of X"),
+    ONEMODEL_UNARY(Relu, "max(X, 0)"), ONEMODEL_UNARY(Sigmoid, "1 / (1 + e^-X)"),
+    ONEMODEL_UNARY(Tanh, "the hyperbolic tangent of X"), ONEMODEL_UNARY(Gelu, "GELU of X"),
+    {"MatMul", {"A", "B"}, {}, true, "matrix product of A and B (numpy matmul: batched, 1-d)",
+     [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
+    {"MaxPool2d", {"X"},
+     {{"kernel_shape", kInts, "", "the window [height, width]"},
+      {"strides", kInts, "[1, 1]", "the window's step [height, width]"},
+      {"pads", kInts, "[0, 0]", "padding [height, width] on both sides, less than the window"}},
+     true, "window maxima of an (N, C, H, W) FLOAT tensor",
      [](const OpCall& c) { return ops::MaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
-    {"Sum", 1, {"axes", "keepdims"}, [](const OpCall& c) {
+    {"Sum", {"X"}, {kAxes, kKeepDims}, true, "the sum over axes", [](const OpCall& c) {
        return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
-    {"Mean", 1, {"axes", "keepdims"}, [](const OpCall& c) {
+    {"Mean", {"X"}, {kAxes, kKeepDims}, true, "the mean over axes", [](const OpCall& c) {
        return ops::Mean(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
-    {"Softmax", 1, {"axis", "scale"}, [](const OpCall& c) {
+    {"Softmax", {"X"}, {kAxis, kScale}, true, "softmax of scale * X over axis",
+     [](const OpCall& c) {
        return ops::Softmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f)); }},
-    {"LogSoftmax", 1, {"axis", "scale"}, [](const OpCall& c) {
+    {"LogSoftmax", {"X"}, {kAxis, kScale}, true, "log of the softmax of scale * X over axis",
+     [](const OpCall& c) {
        return ops::LogSoftmax(c.in(0), c.Int32("axis", -1), c.ctx(), c.Float("scale", 1.0f)); }},
-    {"Cast", 1, {"to"}, [](const OpCall& c) {
+    {"Cast", {"X"},
+     {{"to", kI, "", "the ONNX TensorProto.DataType (1 FLOAT, 10 FLOAT16, 7 INT64, ...)"}}, true,
+     "X converted to another data type", [](const OpCall& c) {
        return ops::Cast(c.in(0), FromOnnx(CheckedInt32(c.Int("to"))), c.ctx()); }},
-    {"Contiguous", 1, {}, [](const OpCall& c) { return ops::Contiguous(c.in(0), c.ctx()); }},
-    {"Copy", 1, {}, [](const OpCall& c) { return ops::Copy(c.in(0), c.ctx()); }},
-    {"Detach", 1, {}, [](const OpCall& c) { return c.in(0).Detach(); }},
-    {"ToLayout", 1, {"layout", "block"}, [](const OpCall& c) {
+    {"Contiguous", {"X"}, {}, true, "X in a dense row-major buffer (X itself when it is one)",
+     [](const OpCall& c) { return ops::Contiguous(c.in(0), c.ctx()); }},
+    {"Copy", {"X"}, {}, true, "a copy of X in a new buffer",
+     [](const OpCall& c) { return ops::Copy(c.in(0), c.ctx()); }},
+    {"Detach", {"X"}, {}, false, "X without gradient tracking (shares its buffer)",
+     [](const OpCall& c) { return c.in(0).Detach(); }},
+    {"ToLayout", {"X"},
+     {{"layout", kS, "", "NCHW, NHWC or Blocked"},
+      {"block", kI, "16", "channels per block, for Blocked"}},
+     true, "X (N, C, H, W) in another physical layout", [](const OpCall& c) {
        return ops::ToLayout(c.in(0), ParseLayout(c), c.ctx(), c.Int32("block", 16)); }},
-    {"Reshape", 1, {"shape"},
+    {"Reshape", {"X"}, {{"shape", kInts, "", "the new shape; one -1 is inferred"}}, true,
+     "X with another shape and the same elements (a view when strides allow)",
      [](const OpCall& c) { return ops::Reshape(c.in(0), c.Ints("shape"), c.ctx()); }},
-    {"Permute", 1, {"perm"},
+    {"Permute", {"X"}, {{"perm", kInts, "[]", "the new order of X's dimensions"}}, true,
+     "a view of X with its dimensions reordered",
      [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm", {}), c.ctx()); }},
-    {"Transpose", 1, {"dim0", "dim1"}, [](const OpCall& c) {
+    {"Transpose", {"X"},
+     {{"dim0", kI, "0", "one dimension to swap"}, {"dim1", kI, "1", "the other"}}, true,
+     "a view of X with two dimensions swapped", [](const OpCall& c) {
        return ops::Transpose(c.in(0), c.Int32("dim0", 0), c.Int32("dim1", 1), c.ctx()); }},
-    {"Slice", 1, {"dim", "start", "stop", "step"}, [](const OpCall& c) {
+    {"Slice", {"X"},
+     {{"dim", kI, "0", "the dimension to slice"},
+      {"start", kI, "", "the first index (negative: from the end)"},
+      {"stop", kI, "", "one past the last index (negative: from the end)"},
+      {"step", kI, "1", "the stride (negative: backwards)"}},
+     true, "a view of X[start:stop:step] along dim", [](const OpCall& c) {
        return ops::Slice(c.in(0), c.Int32("dim", 0), c.Int("start"), c.Int("stop"),
                          c.Int("step", 1), c.ctx()); }},
-    {"Expand", 1, {"shape"}, [](const OpCall& c) {
+    {"Expand", {"X"}, {{"shape", kInts, "", "the shape to broadcast X to"}}, true,
+     "a broadcast view of X (stride 0 along expanded dimensions)", [](const OpCall& c) {
        return ops::Expand(c.in(0), Shape(std::span<const int64_t>(c.Ints("shape"))), c.ctx()); }},
-    {"Squeeze", 1, {"axes"},
+    {"Squeeze", {"X"}, {{"axes", kInts, "[]", "extent-1 dimensions to remove; [] removes all"}},
+     true, "a view of X without extent-1 dimensions",
      [](const OpCall& c) { return ops::Squeeze(c.in(0), c.Ints32("axes", {}), c.ctx()); }},
-    {"Unsqueeze", 1, {"dim"},
+    {"Unsqueeze", {"X"}, {{"dim", kI, "0", "where the new extent-1 dimension goes"}}, true,
+     "a view of X with one more dimension, of extent 1",
      [](const OpCall& c) { return ops::Unsqueeze(c.in(0), c.Int32("dim", 0), c.ctx()); }},
 };
 // clang-format on
@@ -215,19 +258,46 @@ const OpSpec* FindOp(std::string_view name) {
 
 std::span<const OpSpec> AllOps() { return kOps; }
 
-void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
-  if (inputs != spec.inputs) {
-    throw InvalidArgument("it takes " + std::to_string(spec.inputs) +
-                          (spec.inputs == 1 ? " input" : " inputs") + " (got " +
-                          std::to_string(inputs) + ")");
-  }
-  for (const auto& [name, value] : attributes) {
-    if (std::find(spec.attributes.begin(), spec.attributes.end(), name) != spec.attributes.end()) {
+std::string PrintableOpName(std::string_view name) {
+  std::string out;
+  for (const char c : name.substr(0, 64)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
       continue;
     }
+    constexpr char kHex[] = "0123456789abcdef";
+    out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xF]};
+  }
+  return name.size() > 64 ? out + "..." : out;
+}
+
+const OpSpec& RequireOp(std::string_view name, grpc::StatusCode code) {
+  if (const OpSpec* spec = FindOp(name)) return *spec;
+  std::vector<std::string_view> names;
+  for (const OpSpec& spec : kOps) names.push_back(spec.name);
+  const std::vector<std::string_view> near = NearestNames(name, names);
+  std::string hint;
+  for (size_t i = 0; i < near.size(); ++i) {
+    hint += (i == 0 ? "did you mean '" : i + 1 == near.size() ? " or '" : ", '") +
+            std::string(near[i]) + "'";
+  }
+  throw RpcError(code, "unknown operation '" + PrintableOpName(name) + "'; " +
+                           (hint.empty() ? "" : hint + "? ") +
+                           "ListOperations (onemodel ops) lists the operations");
+}
+
+void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
+  const int want = static_cast<int>(spec.inputs.size());
+  if (inputs != want) {
+    throw InvalidArgument("it takes " + std::to_string(want) + (want == 1 ? " input" : " inputs") +
+                          " (got " + std::to_string(inputs) + ")");
+  }
+  for (const auto& [name, value] : attributes) {
+    const auto known_name = [&](const AttrSpec& a) { return a.name == name; };
+    if (std::any_of(spec.attributes.begin(), spec.attributes.end(), known_name)) continue;
     std::string known;
-    for (std::string_view a : spec.attributes)
-      known += (known.empty() ? "" : ", ") + std::string(a);
+    for (const AttrSpec& a : spec.attributes) known += (known.empty() ? "" : ", ") + std::string(a.name);
     throw InvalidArgument("there is no attribute '" + name.substr(0, 64) + "' (" +
                           (known.empty() ? "it takes none" : "it takes " + known) + ")");
   }

@@ -1,13 +1,16 @@
 // The operations a Run request can name: every eager operation of core/ops, by name, with the
 // inputs and attributes each takes (docs/protocol.md lists them).
 //
-// Each operation is one table row: its name, input count, the attributes it accepts and a
-// function that reads them and calls the core. Attribute readers check presence and type and
+// Each operation is one table row: its name, inputs, the attributes it accepts (kind, default,
+// doc), whether backward goes through it, a doc line and a function that reads the attributes
+// and calls the core. ListOperations serves the table itself (server/op_catalog.h). Attribute readers check presence and type and
 // say what was expected, so a malformed request fails with INVALID_ARGUMENT before any work.
 //
 //   const OpSpec* spec = FindOp("MaxPool2d");
 //   Tensor y = spec->run(OpCall(inputs, operation.attributes(), ctx));
 #pragma once
+
+#include <grpcpp/support/status.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -54,15 +57,33 @@ class OpCall {
   const OpContext& ctx_;
 };
 
+// One attribute an operation accepts. Its readers in the row's `run` must read it as `kind`
+// with `fallback` as their default (op_registry_test checks each against the table).
+struct AttrSpec {
+  std::string_view name;
+  v1::Attribute::ValueCase kind;
+  std::string_view fallback;  // the default, written as the CLI's --attr value; "": required
+  std::string_view doc;       // one line
+};
+
 struct OpSpec {
   std::string_view name;
-  int inputs;
-  std::initializer_list<std::string_view> attributes;
+  std::initializer_list<std::string_view> inputs;  // their names ("X", "A", "B"), in order
+  std::initializer_list<AttrSpec> attributes;
+  bool differentiable;  // backward goes through it (it records a node for floating inputs)
+  std::string_view doc;  // one line
   Tensor (*run)(const OpCall& call);
 };
 
 // The operation called `name`, or null.
 const OpSpec* FindOp(std::string_view name);
+// The operation called `name`; else throws RpcError `code` saying it is unknown and naming the
+// nearest registered names ("did you mean 'Softmax'?").
+const OpSpec& RequireOp(std::string_view name,
+                        grpc::StatusCode code = grpc::StatusCode::INVALID_ARGUMENT);
+// `name` as an error message may quote it: at most 64 bytes, control characters and bytes
+// outside printable ASCII as \xNN.
+std::string PrintableOpName(std::string_view name);
 // Every operation, in table order.
 std::span<const OpSpec> AllOps();
 // Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs and knows every

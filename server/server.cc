@@ -57,9 +57,12 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       pool_(config.pool_max_idle_bytes),
       workers_(config.workers),
       sessions_(config_, pool_, workers_,
-                [](const Session& s, const char* how, int64_t leaked) {
-                  spdlog::info("session s{} {}: {} leaked buffer(s) reclaimed", s.serial(), how,
-                               leaked);
+                [](const Session& s, EndReason reason, int64_t buffers) {
+                  spdlog::info("session s{} {}: {} {}", s.serial(), EndReasonName(reason),
+                               buffers,
+                               reason == EndReason::kExpired
+                                   ? "leaked buffer(s) reclaimed"
+                                   : "unreleased buffer(s) released by the close");
                 }),
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);

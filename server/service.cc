@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/memory/memory_budget.h"
+#include "server/op_catalog.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/stats_proto.h"
@@ -16,7 +17,8 @@ namespace onemodel::server {
 std::vector<std::string> MethodNames() {
   return {"Ping",      "CreateSession", "KeepAlive",      "CloseSession",   "PutTensor",
           "GetTensor", "UploadTensor",  "DownloadTensor", "DescribeTensor", "ReleaseTensors",
-          "Run",       "Backward",      "ResetArena",     "GetStats",       "WatchStats"};
+          "Run",       "Backward",      "ResetArena",     "GetStats",       "WatchStats",
+          "ListOperations"};
 }
 
 OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,
@@ -200,8 +202,8 @@ OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
   try {
     Begin(call);
     std::shared_ptr<Session> s = SessionOf(call, request->session_id());
-    sessions_.Close(s->id(), [this, reactor, reply, call](int64_t leaked, int64_t bytes) {
-      reply->set_leaked_buffers(leaked);
+    sessions_.Close(s->id(), [this, reactor, reply, call](int64_t buffers, int64_t bytes) {
+      reply->set_released_buffers(buffers);
       reply->set_released_bytes(bytes);
       End(call, grpc::Status::OK);
       reactor->Finish(grpc::Status::OK);
@@ -341,6 +343,13 @@ bool OneModelService::WaitIdle(std::chrono::system_clock::time_point deadline) {
 grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(
     Context* ctx, const v1::WatchStatsRequest* request) {
   return new WatchStatsReactor(*this, ctx, request);
+}
+
+OneModelService::Unary* OneModelService::ListOperations(Context* ctx,
+                                                        const v1::ListOperationsRequest* request,
+                                                        v1::ListOperationsReply* reply) {
+  return Inline(Method::kListOperations, ctx,
+                [&](Call&) { server::ListOperations(request->name(), reply); });
 }
 
 }  // namespace onemodel::server

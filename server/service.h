@@ -2,7 +2,7 @@
 //
 // Built on gRPC's callback API: handlers never block a gRPC thread. Calls that touch a session
 // are posted to its strand (one at a time per session, in parallel across sessions, on the
-// worker pool); Ping, CreateSession and GetStats answer at once. Every reply carries the
+// worker pool); Ping, CreateSession, GetStats and ListOperations answer at once. Every reply carries the
 // server instance id in the `onemodel-instance` metadata; every call is counted in RpcStats
 // and each failure is logged once with its request id.
 //
@@ -44,6 +44,7 @@ enum class Method {
   kResetArena,
   kGetStats,
   kWatchStats,
+  kListOperations,
 };
 // Their names, indexed by Method.
 std::vector<std::string> MethodNames();
@@ -83,6 +84,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
   Unary* GetStats(Context* ctx, const v1::StatsRequest* request, v1::Stats* reply) override;
   grpc::ServerWriteReactor<v1::Stats>* WatchStats(Context* ctx,
                                                   const v1::WatchStatsRequest* request) override;
+  Unary* ListOperations(Context* ctx, const v1::ListOperationsRequest* request,
+                        v1::ListOperationsReply* reply) override;
 
   // Shared with the streaming reactors (stream_reactors.h).
   struct Call {

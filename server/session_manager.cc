@@ -135,7 +135,7 @@ std::shared_ptr<Session> SessionManager::Find(const std::string& id) const {
 }
 
 void SessionManager::Close(const std::string& id,
-                           std::function<void(int64_t leaked, int64_t bytes)> done) {
+                           std::function<void(int64_t buffers, int64_t bytes)> done) {
   End(Find(id), EndReason::kClosed, std::move(done));
 }
 
@@ -152,21 +152,24 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
   Session* s = session.get();
   s->strand().Post([this, session = std::move(session), reason, done = std::move(done)] {
     const int64_t bytes = session->budget().used();
-    int64_t leaked = 0;
+    int64_t buffers = 0;
     try {
-      leaked = session->Close();
+      buffers = session->Close();
     } catch (const std::exception& e) {
       // A CHECKED build found a kernel overrun; the memory is back all the same.
-      leaked = session->ledger().leaked();
+      buffers = session->ledger().leaked();
       spdlog::error("session s{}: {}", session->serial(), e.what());
     }
     {
       std::lock_guard guard(mutex_);
-      counters_.leaked_buffers_reclaimed += leaked;
-      ++(reason == EndReason::kExpired ? counters_.expired : counters_.closed);
+      // Only an expired session lost its handles; a closed one's client chose to end it.
+      const bool expired = reason == EndReason::kExpired;
+      (expired ? counters_.leaked_buffers_reclaimed : counters_.buffers_released_by_close) +=
+          buffers;
+      ++(expired ? counters_.expired : counters_.closed);
     }
-    if (on_end_) on_end_(*session, EndReasonName(reason), leaked);
-    if (done) done(leaked, bytes);
+    if (on_end_) on_end_(*session, reason, buffers);
+    if (done) done(buffers, bytes);
     // Last, and notified under the lock: CloseAll() returns (and the manager may be destroyed)
     // only once every listener and callback has run.
     std::lock_guard guard(mutex_);

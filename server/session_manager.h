@@ -44,8 +44,9 @@ const char* EndReasonName(EndReason reason);
 
 class SessionManager {
  public:
-  // Called after a session closed or expired, with how it ended and its leaked buffers.
-  using EndListener = std::function<void(const Session&, const char* how, int64_t leaked)>;
+  // Called after a session closed or expired, with why and the pool buffers it still held
+  // (leaked when it expired; released by the close otherwise).
+  using EndListener = std::function<void(const Session&, EndReason reason, int64_t buffers)>;
 
   SessionManager(const ServerConfig& config, BufferPool& pool, WorkerPool& workers,
                  EndListener on_end);
@@ -58,9 +59,9 @@ class SessionManager {
   std::shared_ptr<Session> Create(const SessionRequest& request);
   // The open session `id`, or throws RpcError NOT_FOUND.
   std::shared_ptr<Session> Find(const std::string& id) const;
-  // Removes `id` and closes it on its strand; `done` gets the leaked-buffer count and the
-  // bytes given back. Throws RpcError NOT_FOUND for an unknown id.
-  void Close(const std::string& id, std::function<void(int64_t leaked, int64_t bytes)> done);
+  // Removes `id` and closes it on its strand; `done` gets the pool buffers it still held (now
+  // released) and the bytes given back. Throws RpcError NOT_FOUND for an unknown id.
+  void Close(const std::string& id, std::function<void(int64_t buffers, int64_t bytes)> done);
   // Closes every session and waits until all are closed (shutdown).
   void CloseAll();
 
@@ -71,7 +72,7 @@ class SessionManager {
   // Removes `session` from the map and posts its close; throws RpcError NOT_FOUND when it
   // is already gone.
   void End(std::shared_ptr<Session> session, EndReason reason,
-           std::function<void(int64_t leaked, int64_t bytes)> done);
+           std::function<void(int64_t buffers, int64_t bytes)> done);
   void ReapLoop();
 
   const ServerConfig& config_;

@@ -143,11 +143,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
     const v1::Operation& op = request.operations(i);
     try {
       CheckLive(ctx, "after " + std::to_string(i) + " of " + std::to_string(n) + " operations");
-      const OpSpec* spec = FindOp(op.op());
-      if (!spec) {
-        throw InvalidArgument("unknown operation '" + op.op().substr(0, 64) +
-                              "'; docs/protocol.md lists the operations");
-      }
+      const OpSpec* spec = &RequireOp(op.op());
       CheckSignature(*spec, op.inputs_size(), op.attributes());
       inputs.clear();
       for (int j = 0; j < op.inputs_size(); ++j) {
@@ -165,7 +161,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       DisposeUnnamed(session, results, owns);
       const grpc::Status status = CurrentExceptionStatus();
       throw RpcError(status.error_code(), "operation " + std::to_string(i) + " (" +
-                                              op.op().substr(0, 64) +
+                                              PrintableOpName(op.op()) +
                                               "): " + status.error_message());
     }
   }

@@ -27,6 +27,7 @@ void FillSessionCounters(const SessionCounters& sessions, v1::SessionCounters* o
   out->set_closed(sessions.closed);
   out->set_expired(sessions.expired);
   out->set_leaked_buffers_reclaimed(sessions.leaked_buffers_reclaimed);
+  out->set_buffers_released_by_close(sessions.buffers_released_by_close);
 }
 
 }  // namespace

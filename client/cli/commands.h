@@ -7,12 +7,24 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "client/cli/connection_flags.h"
 #include "client/lib/client.h"
 
 namespace onemodel::cli {
+
+// Exit statuses (`onemodel --help` documents them).
+inline constexpr int kExitFailure = 1;  // an RPC failed, the server is unreachable, a file is bad
+inline constexpr int kExitUsage = 2;    // the command line itself is wrong
+
+// A command line that parses but cannot work (put without a session to put into); main prints
+// it with a pointer to --help and exits kExitUsage.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct GlobalOptions {
   ConnectionFlags connection;
@@ -28,9 +40,13 @@ client::Session OpenSession(client::Client& client, const std::string& session_i
 
 // health, stats
 void AddServerCommands(CLI::App& app, GlobalOptions& global);
+// ops
+void AddOpsCommand(CLI::App& app, GlobalOptions& global);
 // session create, session close
 void AddSessionCommands(CLI::App& app, GlobalOptions& global);
 // put, run, get, describe
 void AddTensorCommands(CLI::App& app, GlobalOptions& global);
+// backward, release, reset-arena
+void AddSessionStateCommands(CLI::App& app, GlobalOptions& global);
 
 }  // namespace onemodel::cli

@@ -1,6 +1,8 @@
 // health and stats.
 #include <google/protobuf/util/json_util.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -34,7 +36,8 @@ void PrintStatsTable(const v1::Stats& s) {
             << " misses, " << p.frees_over_cap() << " frees over cap\n"
             << "sessions        " << c.open() << " open, " << c.created() << " created, "
             << c.closed() << " closed, " << c.expired() << " expired, "
-            << c.leaked_buffers_reclaimed() << " leaked buffers reclaimed\n";
+            << c.buffers_released_by_close() << " unreleased buffers released by close, "
+            << c.leaked_buffers_reclaimed() << " leaked buffers reclaimed (expired)\n";
   if (s.has_session()) {
     const v1::SessionStats& session = s.session();
     std::cout << "session         " << session.session_id() << " (" << session.kernel_variant()
@@ -77,27 +80,75 @@ void AddHealth(CLI::App& app, GlobalOptions& global) {
   });
 }
 
+void PrintStatsJson(const v1::Stats& stats) {
+  google::protobuf::util::JsonPrintOptions json;
+  json.add_whitespace = true;
+  json.always_print_primitive_fields = true;
+  json.preserve_proto_field_names = true;
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(stats, &text, json).ok()) {
+    throw client::Error(grpc::StatusCode::INTERNAL, "cannot format the statistics as JSON");
+  }
+  std::cout << text;
+}
+
+// Set by the first Ctrl-C of `stats --watch` (the second one ends the process at once).
+volatile std::sig_atomic_t interrupted = 0;
+
+void OnInterrupt(int) { interrupted = 1; }
+
+// Prints statistics every `interval_ms`: on a terminal each view replaces the last one,
+// otherwise views follow each other, separated by a blank line. Ends after `count` views
+// (0: no limit) or on Ctrl-C.
+void WatchStats(client::Client& client, const std::string& session, int64_t interval_ms,
+                int64_t count, bool json) {
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &action, nullptr);
+  const bool terminal = isatty(STDOUT_FILENO) == 1;
+  int64_t shown = 0;
+  client.WatchStats(
+      interval_ms,
+      [&](const v1::Stats& stats) {
+        if (interrupted) return false;
+        std::cout << (terminal ? "\033[H\033[2J" : shown > 0 ? "\n" : "");
+        json ? PrintStatsJson(stats) : PrintStatsTable(stats);
+        std::cout << std::flush;
+        return ++shown != count && !interrupted;
+      },
+      session);
+}
+
 void AddStats(CLI::App& app, GlobalOptions& global) {
   struct Options {
     std::string session;
     bool json = false;
+    bool watch = false;
+    int64_t interval_ms = 1000;
+    int64_t count = 0;
   };
   auto options = std::make_shared<Options>();
   CLI::App* stats = app.add_subcommand("stats", "print pool, session and RPC statistics");
   stats->add_option("--session", options->session, "also show this session's statistics");
   stats->add_flag("--json", options->json, "print the Stats message as JSON");
+  CLI::Option* watch = stats->add_flag(
+      "--watch,-w", options->watch, "a live view, refreshed in place until Ctrl-C (or --count)");
+  stats->add_option("--interval-ms", options->interval_ms, "--watch: time between views")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{3600000}))
+      ->needs(watch);
+  stats->add_option("--count,-n", options->count, "--watch: stop after this many views")
+      ->check(CLI::PositiveNumber)
+      ->needs(watch);
   stats->callback([&global, options] {
-    const v1::Stats stats = Connect(global.connection).Stats(options->session);
-    if (!options->json) return PrintStatsTable(stats);
-    google::protobuf::util::JsonPrintOptions json;
-    json.add_whitespace = true;
-    json.always_print_primitive_fields = true;
-    json.preserve_proto_field_names = true;
-    std::string text;
-    if (!google::protobuf::util::MessageToJsonString(stats, &text, json).ok()) {
-      throw client::Error(grpc::StatusCode::INTERNAL, "cannot format the statistics as JSON");
+    client::Client client = Connect(global.connection);
+    if (options->watch) {
+      return WatchStats(client, options->session, options->interval_ms, options->count,
+                        options->json);
     }
-    std::cout << text;
+    const v1::Stats stats = client.Stats(options->session);
+    options->json ? PrintStatsJson(stats) : PrintStatsTable(stats);
   });
 }
 

@@ -35,7 +35,7 @@ void AddClose(CLI::App& session, GlobalOptions& global) {
   close->callback([&global, id] {
     client::Client client = Connect(global.connection);
     const v1::CloseSessionReply reply = client.AttachSession(*id).Close();
-    std::cout << "leaked_buffers=" << reply.leaked_buffers()
+    std::cout << "released_buffers=" << reply.released_buffers()
               << " released_bytes=" << reply.released_bytes() << "\n";
   });
 }

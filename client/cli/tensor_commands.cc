@@ -1,4 +1,5 @@
 // put, run, get, describe.
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "client/cli/commands.h"
 #include "client/cli/progress.h"
 #include "client/cli/tensor_file.h"
+#include "client/cli/tensor_print.h"
 
 namespace onemodel::cli {
 namespace {
@@ -19,11 +21,22 @@ struct SessionChoice {
 };
 
 void AddSessionChoice(CLI::App& command, SessionChoice& choice) {
-  CLI::Option* id = command.add_option("--session", choice.id, "an open session (else a new one)");
+  CLI::Option* id = command.add_option("--session", choice.id, "an open session");
   command
       .add_flag("--keep-session", choice.keep,
-                "keep the new session open (its id is printed first)")
+                "open a new session and keep it (its id is printed first)")
       ->excludes(id);
+}
+
+// Throws UsageError when the command would print a handle of a session that closes as the
+// command ends (no --session, no --keep-session) and keeps nothing else (`saved`: -o FILE).
+void RequireSessionChoice(const std::string& command, const SessionChoice& choice, bool saved) {
+  if (!choice.id.empty() || choice.keep || saved) return;
+  throw UsageError(command +
+                   " needs --session ID (from `onemodel session create`) or --keep-session: "
+                   "without either, its handle would name a session that closes when the "
+                   "command ends" +
+                   (command == "run" ? " (or -o FILE to keep only the output)" : ""));
 }
 
 CLI::Option* AddPlacement(CLI::App& command, v1::Placement& placement) {
@@ -53,6 +66,7 @@ void AddPut(CLI::App& app, GlobalOptions& global) {
       ->excludes("--placement")
       ->excludes("--requires-grad");
   put->callback([&global, options] {
+    RequireSessionChoice("put", options->session, false);
     client::TensorData data = ReadTensorFile(options->file);
     client::Client client = Connect(global.connection);
     client::Session session = OpenSession(client, options->session.id, options->session.keep);
@@ -82,6 +96,7 @@ void AddRun(CLI::App& app, GlobalOptions& global) {
   AddPlacement(*run, options->placement);
   run->add_option("--out,-o", options->out, "also download the output to this .npy/.pb file");
   run->callback([&global, options] {
+    RequireSessionChoice("run", options->session, !options->out.empty());
     std::vector<client::RunInput> inputs;
     for (const std::string& input : options->inputs) {
       if (IsTensorFileName(input)) {
@@ -111,17 +126,52 @@ void AddGet(CLI::App& app, GlobalOptions& global) {
     std::string out;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* get = app.add_subcommand("get", "download a tensor to a .npy or .pb file");
+  CLI::App* get = app.add_subcommand(
+      "get", "download a tensor to a .npy or .pb file, or print it (summarized when large)");
   get->add_option("handle", options->handle, "tensor handle")->required();
   get->add_option("--session", options->session, "the handle's session")->required();
-  get->add_option("--out,-o", options->out, "output file (.npy or .pb)")->required();
+  get->add_option("--out,-o", options->out, "output file (.npy or .pb); without it: print");
   get->callback([&global, options] {
     client::Client client = Connect(global.connection);
     client::Session session = client.AttachSession(options->session);
     const client::Progress progress =
         TransferProgress("get " + options->handle, ProgressEnabled(global));
-    WriteTensorFile(options->out, session.Get(client::TensorHandle(options->handle), progress));
+    const client::TensorData data = session.Get(client::TensorHandle(options->handle), progress);
+    if (!options->out.empty()) return WriteTensorFile(options->out, data);
+    std::cout << FormatTensor(data) << "\n";
   });
+}
+
+std::string Join(const google::protobuf::RepeatedField<int64_t>& values) {
+  std::string out = "[";
+  for (int64_t v : values) out += (out.size() > 1 ? ", " : "") + std::to_string(v);
+  return out + "]";
+}
+
+// One "name  value" line per field of `info`.
+void PrintTensorInfo(const v1::TensorInfo& info) {
+  std::string placement = v1::Placement_Name(info.placement()).substr(sizeof("PLACEMENT_") - 1);
+  for (char& c : placement) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string layout = info.layout();
+  if (info.block_size() > 0) layout += " (" + std::to_string(info.block_size()) + " per block)";
+  const std::pair<const char*, std::string> rows[] = {
+      {"handle", info.handle()},
+      {"dtype", info.data_type_name()},
+      {"shape", Join(info.dims())},
+      {"strides", Join(info.strides()) + " elements"},
+      {"offset", std::to_string(info.offset()) + " elements"},
+      {"layout", layout},
+      {"placement", placement},
+      {"requires_grad", info.requires_grad() ? "true" : "false"},
+      {"grad_fn", info.grad_fn().empty() ? "-" : info.grad_fn()},
+      {"version", std::to_string(info.version())},
+      {"buffer", "id " + std::to_string(info.buffer_id()) + ", generation " +
+                     std::to_string(info.generation()) + ", " +
+                     std::to_string(info.buffer_bytes()) + " bytes"},
+  };
+  for (const auto& [name, value] : rows) {
+    std::cout << name << std::string(15 - std::string_view(name).size(), ' ') << value << "\n";
+  }
 }
 
 void AddDescribe(CLI::App& app, GlobalOptions& global) {
@@ -136,7 +186,7 @@ void AddDescribe(CLI::App& app, GlobalOptions& global) {
   describe->callback([&global, options] {
     client::Client client = Connect(global.connection);
     client::Session session = client.AttachSession(options->session);
-    std::cout << session.Describe(client::TensorHandle(options->handle)).info().DebugString();
+    PrintTensorInfo(session.Describe(client::TensorHandle(options->handle)).info());
   });
 }
 

@@ -1,5 +1,7 @@
 #include "client/lib/client.h"
 
+#include <iterator>
+
 namespace onemodel::client {
 
 using Stub = v1::OneModel::Stub;
@@ -44,6 +46,15 @@ void Client::WatchStats(int64_t interval_ms, const std::function<bool(const v1::
   if (wanted || status.error_code() != grpc::StatusCode::CANCELLED) {
     CheckStatus("WatchStats", status);
   }
+}
+
+std::vector<v1::OperationSpec> Client::ListOperations(const std::string& name) {
+  v1::ListOperationsRequest request;
+  request.set_name(name);
+  v1::ListOperationsReply reply =
+      connection_->Call("ListOperations", &Stub::ListOperations, request, "");
+  return {std::make_move_iterator(reply.mutable_operations()->begin()),
+          std::make_move_iterator(reply.mutable_operations()->end())};
 }
 
 Session Client::CreateSession(const SessionOptions& options) {

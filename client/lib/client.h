@@ -1,5 +1,5 @@
 // Client: a connection to one onemodeld (a gRPC channel and its stubs), the server-wide
-// calls (Ping, Health, Stats, WatchStats) and the factory of Sessions. Thread-safe; sessions
+// calls (Ping, Health, Stats, WatchStats, ListOperations) and the factory of Sessions. Thread-safe; sessions
 // made from it keep the connection alive after the Client is gone.
 //
 //   onemodel::client::Client client("127.0.0.1:50051");
@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/lib/internal/connection.h"
 #include "client/lib/session.h"
@@ -43,6 +44,9 @@ class Client {
   // Streams statistics every `interval_ms` until `on_stats` returns false.
   void WatchStats(int64_t interval_ms, const std::function<bool(const v1::Stats&)>& on_stats,
                   const std::string& session_id = "");
+  // The operations Run accepts (inputs, attributes, defaults, docs); with a name, only that
+  // one (Error NOT_FOUND naming the nearest names when there is none).
+  std::vector<v1::OperationSpec> ListOperations(const std::string& name = "");
 
   // A new session, closed when the returned object is destroyed.
   Session CreateSession(const SessionOptions& options = {});

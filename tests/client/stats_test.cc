@@ -98,20 +98,37 @@ TEST_F(StatsTest, SessionCountersFollowTheLifecycle) {
   EXPECT_EQ(after.open(), before.open());
 }
 
-TEST_F(StatsTest, ClosingASessionReclaimsWhatItLeaked) {
+TEST_F(StatsTest, ClosingASessionReleasesWhatItHeldWithoutCallingItLeaked) {
   const v1::PoolStats pool_before = Pool();
-  const int64_t reclaimed_before = client().Stats().sessions().leaked_buffers_reclaimed();
+  const v1::SessionCounters before = client().Stats().sessions();
   Session session = NewSession();
   session.Put<float>(std::vector<float>(100), {100});
   session.Put<float>(std::vector<float>(5000), {5000});
   client::RunBuilder run;
   run.Op("Neg", {session.Put<float>(std::vector<float>(10), {10})});
   session.Run(run);
-  EXPECT_EQ(session.Close().leaked_buffers(), 3);
+  const v1::CloseSessionReply reply = session.Close();
+  EXPECT_EQ(reply.released_buffers(), 3);
+  EXPECT_EQ(reply.leaked_buffers(), 0) << "the client closed it: nothing was lost";
   const v1::Stats after = client().Stats();
-  EXPECT_EQ(after.sessions().leaked_buffers_reclaimed() - reclaimed_before, 3);
+  EXPECT_EQ(after.sessions().buffers_released_by_close() - before.buffers_released_by_close(), 3);
+  EXPECT_EQ(after.sessions().leaked_buffers_reclaimed(), before.leaked_buffers_reclaimed());
   EXPECT_EQ(after.pool().rented_bytes(), pool_before.rented_bytes());
   EXPECT_EQ(after.pool().rented_buffers(), pool_before.rented_buffers());
+}
+
+TEST_F(StatsTest, AnExpiredSessionsBuffersCountAsLeaked) {
+  const v1::SessionCounters before = client().Stats().sessions();
+  Session session = client().CreateSession({.idle_timeout_ms = 500});
+  session.Put<float>(std::vector<float>(100), {100});
+  session.Put<float>(std::vector<float>(10), {10});
+  session.Detach();  // the client forgets it: its handles are lost
+  ASSERT_TRUE(Eventually([&] {
+    return client().Stats().sessions().expired() > before.expired();
+  }));
+  const v1::SessionCounters after = client().Stats().sessions();
+  EXPECT_EQ(after.leaked_buffers_reclaimed() - before.leaked_buffers_reclaimed(), 2);
+  EXPECT_EQ(after.buffers_released_by_close(), before.buffers_released_by_close());
 }
 
 TEST_F(StatsTest, RpcCountersCountRequestsAndErrors) {

@@ -38,6 +38,7 @@ inline ServerSnapshot FakeSnapshot(int64_t base) {
       *field = ++v;
     }
   }
+  s.sessions.buffers_released_by_close = ++v;  // added later: last, so earlier values stay
   return s;
 }
 

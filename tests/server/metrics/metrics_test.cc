@@ -77,6 +77,7 @@ TEST_F(MetricsExporterTest, EveryFamilyHasHelpAndType) {
       {"onemodel_sessions_closed_total", "counter"},
       {"onemodel_sessions_expired_total", "counter"},
       {"onemodel_leaked_buffers_reclaimed_total", "counter"},
+      {"onemodel_buffers_released_by_close_total", "counter"},
       {"onemodel_arena_chunks", "gauge"},
       {"onemodel_arena_reserved_bytes", "gauge"},
       {"onemodel_arena_used_bytes", "gauge"},
@@ -138,6 +139,7 @@ TEST_F(MetricsExporterTest, ValuesComeFromOneSnapshotPerScrape) {
            "onemodel_arena_growth_events_total{session=\"9\",kernels=\"fast-avx2\"} 1037",
            "onemodel_session_handles{session=\"9\",kernels=\"fast-avx2\"} 1038",
            "onemodel_session_requests_total{session=\"9\",kernels=\"fast-avx2\"} 1042",
+           "onemodel_buffers_released_by_close_total 1043",
        }) {
     EXPECT_TRUE(HasLine(first, line)) << line;
   }

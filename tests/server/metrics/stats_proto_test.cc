@@ -69,6 +69,7 @@ TEST(FillStatsTest, FillsPoolSessionsAndRpcs) {
   EXPECT_EQ(sessions.closed(), 12);
   EXPECT_EQ(sessions.expired(), 13);
   EXPECT_EQ(sessions.leaked_buffers_reclaimed(), 14);
+  EXPECT_EQ(sessions.buffers_released_by_close(), 43);
 
   ASSERT_EQ(stats.rpcs_size(), 2);
   EXPECT_EQ(stats.rpcs(0).method(), "Ping");

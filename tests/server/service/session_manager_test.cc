@@ -38,9 +38,9 @@ class SessionManagerTest : public ::testing::Test {
   SessionManager& manager() {
     if (!manager_) {
       manager_ = std::make_unique<SessionManager>(
-          config_, pool_, workers_, [this](const Session&, const char* how, int64_t leaked) {
+          config_, pool_, workers_, [this](const Session&, EndReason reason, int64_t buffers) {
             std::lock_guard guard(mutex_);
-            ended_.push_back(std::string(how) + ":" + std::to_string(leaked));
+            ended_.push_back(std::string(EndReasonName(reason)) + ":" + std::to_string(buffers));
           });
     }
     return *manager_;
@@ -157,16 +157,17 @@ TEST_F(SessionManagerTest, CloseReturnsEveryByteAndCountsLeaks) {
   });
   EXPECT_GT(pool_.Stats().rented_bytes, 0);
   std::promise<std::pair<int64_t, int64_t>> result;
-  manager().Close(s->id(), [&](int64_t leaked, int64_t bytes) {
-    result.set_value({leaked, bytes});
+  manager().Close(s->id(), [&](int64_t buffers, int64_t bytes) {
+    result.set_value({buffers, bytes});
   });
-  const auto [leaked, bytes] = result.get_future().get();
-  EXPECT_EQ(leaked, 1);
+  const auto [buffers, bytes] = result.get_future().get();
+  EXPECT_EQ(buffers, 1);
   EXPECT_EQ(bytes, 4096 + 65536) << "the kept buffer's class and the arena chunk";
   EXPECT_EQ(pool_.Stats().rented_bytes, 0);
   const ServerSnapshot snap = manager().Snapshot();
   EXPECT_EQ(snap.sessions.closed, 1);
-  EXPECT_EQ(snap.sessions.leaked_buffers_reclaimed, 1);
+  EXPECT_EQ(snap.sessions.buffers_released_by_close, 1);
+  EXPECT_EQ(snap.sessions.leaked_buffers_reclaimed, 0) << "a close releases, it does not leak";
   EXPECT_EQ(snap.sessions.open, 0);
   EXPECT_EQ(ended_, std::vector<std::string>{"closed:1"});
 }
