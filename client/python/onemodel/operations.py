@@ -1,7 +1,7 @@
 """The operations a server runs, as readable records (ListOperations, docs/protocol.md).
 
     for op in s.operations():
-        print(op)     # Softmax(x, *, axis: int = -1, scale: float = 1.0)  [differentiable]  ...
+        print(op)     # Softmax(X, *, axis: int = -1, scale: float = 1.0)  [differentiable]  ...
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class OperationInfo:
 
     @property
     def signature(self) -> str:
-        """'Softmax(x, *, axis: int = -1, scale: float = 1.0)'."""
+        """'Softmax(X, *, axis: int = -1, scale: float = 1.0)'."""
         attrs = [str(a) for a in self.attributes]
         return '%s(%s)' % (self.name, ', '.join(self.inputs + (['*'] + attrs if attrs else [])))
 

@@ -1,5 +1,6 @@
-"""Session.operations(): ListOperations replies as readable records. The server here is an
-in-process stub serving a fixed reply, so the conversion is tested whatever onemodeld has."""
+"""Session.operations(): ListOperations replies as readable records; first from an in-process
+stub serving fixed replies (every field and kind), then from onemodeld itself (its operations
+are exactly those onemodel.Tensor wraps)."""
 
 from concurrent import futures
 
@@ -98,3 +99,38 @@ def test_operations_by_name_and_unknown_name(stub_session):
     assert soft.name == 'Softmax'
     with pytest.raises(onemodel.NotFound, match='did you mean Softmax'):
         s.operations('Softmx')
+
+
+# how onemodel.Tensor exposes each operation of the server
+TENSOR_METHOD = {
+    'Add': 'add', 'Sub': 'sub', 'Mul': 'mul', 'Div': 'div', 'Max': 'maximum', 'Min': 'minimum',
+    'Pow': 'pow', 'Neg': 'neg', 'Abs': 'abs', 'Exp': 'exp', 'Log': 'log', 'Sqrt': 'sqrt',
+    'Relu': 'relu', 'Sigmoid': 'sigmoid', 'Tanh': 'tanh', 'Gelu': 'gelu', 'MatMul': 'matmul',
+    'MaxPool2d': 'max_pool2d', 'Sum': 'sum', 'Mean': 'mean', 'Softmax': 'softmax',
+    'LogSoftmax': 'log_softmax', 'Cast': 'cast', 'Contiguous': 'contiguous', 'Copy': 'copy',
+    'Detach': 'detach', 'ToLayout': 'to_layout', 'Reshape': 'reshape', 'Permute': 'permute',
+    'Transpose': 'transpose', 'Slice': 'slice', 'Expand': 'expand', 'Squeeze': 'squeeze',
+    'Unsqueeze': 'unsqueeze',
+}
+
+
+def test_every_server_operation_has_a_tensor_method_and_shape_rule(sess):
+    ops = sess.operations()
+    names = [o.name for o in ops]
+    assert set(names) == set(TENSOR_METHOD), 'wrap the new operations in onemodel.Tensor'
+    assert set(names) == set(onemodel.shape_infer.KNOWN)
+    for name in names:
+        assert callable(getattr(onemodel.Tensor, TENSOR_METHOD[name])), name
+    differentiable = {o.name for o in ops if o.differentiable}
+    assert set(names) - differentiable == set(onemodel.shape_infer.NOT_DIFFERENTIABLE)
+
+
+def test_operations_from_onemodeld(sess):
+    (soft,) = sess.operations('Softmax')
+    assert soft.signature == 'Softmax(X, *, axis: int = -1, scale: float = 1.0)'
+    assert soft.differentiable and soft.doc
+    (sl,) = sess.operations('Slice')
+    assert [(a.name, a.required) for a in sl.attributes] == [
+        ('dim', False), ('start', True), ('stop', True), ('step', False)]
+    with pytest.raises(onemodel.NotFound, match="did you mean 'Softmax'"):
+        sess.operations('Softmx')
