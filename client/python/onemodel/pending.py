@@ -147,6 +147,8 @@ class Graph:
         try:
             outputs = self.session.run(ops, no_grad=chunk[0]._no_grad, reset_arena=reset)
         except errors.OneModelError as e:
+            if not _OPERATION_ERROR.match(e.details):
+                self.reset_next = self.reset_next or reset  # refused before the reset: retry it
             raise self._fail(rest, e) from None
         for t, out in zip(chunk, outputs):
             t._materialize(out.info, self.arena_epoch)

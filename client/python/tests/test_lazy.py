@@ -233,11 +233,15 @@ def test_run_refused_as_a_whole_keeps_the_queue():
     try:
         with server.client().session() as s:
             t = s.tensor(np.ones(2, np.float32))
+            (t * 1).flush()
+            s.reset_arena()
             ys = [t + 1, t + 2, t + 3]
             with pytest.raises(onemodel.ResourceExhausted, match='more than the server.s limit of 2'):
                 s.flush()
+            assert s.stats().session.arena.resets == 0  # refused before the reset, too
             onemodel.pending.graph(s).max_run_operations = 2
             assert ys[0].tolist() + ys[2].tolist() == [2, 2, 4, 4]
+            assert s.stats().session.arena.resets == 1  # the retry carried it
     finally:
         stop_and_check(server)
 
