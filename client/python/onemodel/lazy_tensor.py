@@ -152,7 +152,7 @@ class Tensor:
         self._leaf, self._epoch = False, 0
 
     @classmethod
-    def _wrap(cls, remote: Any, leaf: bool = False) -> Tensor:
+    def from_remote(cls, remote: Any, leaf: bool = False) -> Tensor:
         """A Tensor for a low-level RemoteTensor (already on the server)."""
         t = cls.__new__(cls)
         t._init(_pending.graph(remote.session))
@@ -558,7 +558,7 @@ def grad(output: Tensor, inputs: Union[Tensor, Iterable[Tensor]], grad_output: A
         grad_output = _t.to_tensor_proto(_t.as_array(grad_output, output.dtype)[0])
     grads = output.session.backward(output.handle, [x.handle for x in inputs],
                                     grad_output=grad_output, retain_graph=retain_graph)
-    return [Tensor._wrap(g) for g in grads]
+    return [Tensor.from_remote(g) for g in grads]
 
 
 def tensor(session: Any, data: Any, *, requires_grad: bool = False, dtype: Any = None,
@@ -569,7 +569,7 @@ def tensor(session: Any, data: Any, *, requires_grad: bool = False, dtype: Any =
         if np.asarray(data).dtype.kind == 'f':
             dtype = _t.DataType.FLOAT
     remote = session.put(data, requires_grad=requires_grad, dtype=dtype, placement=placement)
-    return Tensor._wrap(remote, leaf=True)
+    return Tensor.from_remote(remote, leaf=True)
 
 
 def parameter(session: Any, data: Any, *, dtype: Any = None) -> Tensor:

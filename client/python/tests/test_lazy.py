@@ -252,7 +252,7 @@ def test_session_close_and_low_level_mixing(sess):
     assert sess.get(y.handle).tolist() == [0, 2, 4]          # handles work with the low level
     r = sess.op('Add', y.remote, t.handle)
     assert r.numpy().tolist() == [0, 3, 6]
-    assert onemodel.Tensor._wrap(r).numpy().tolist() == [0, 3, 6]
+    assert onemodel.Tensor.from_remote(r).numpy().tolist() == [0, 3, 6]
     assert y.release() == 1
     with pytest.raises(onemodel.NotFound) as ei:
         (y + 1).numpy()
