@@ -168,7 +168,7 @@ class Tensor:
 
     def _materialize(self, info: Any, epoch: int) -> None:
         self._info, self._epoch = info, epoch
-        self._shape = tuple(int(d) for d in info.dims)
+        self._shape = tuple(info.dims)
         self._dtype = _t.DataType(info.data_type)
         self._requires_grad = info.requires_grad
         self._grad_fn = info.grad_fn if info.grad_fn not in ('', 'leaf') else None

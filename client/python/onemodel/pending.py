@@ -19,16 +19,18 @@ import linecache
 import re
 import sys
 import weakref
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import grpc
 import numpy as np
 
 from . import errors
+from . import tensors as _t
 
 MAX_RUN_OPERATIONS = 4096  # the server's default --max-run-operations (docs/protocol.md 11)
 _OPERATION_ERROR = re.compile(r'^operation (\d+) \(')
 _PACKAGE = __name__.rpartition('.')[0]
+_PLACEMENTS = {None: 0, 'pool': 1, 'arena': 2}  # the protocol's Placement values
 
 
 class Site:
@@ -137,12 +139,8 @@ class Graph:
 
     def _run(self, chunk: List[Any], rest: List[Any]) -> None:
         """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
-        from .client import Output
         index = {id(t): i for i, t in enumerate(chunk)}
-        ops = []
-        for t in chunk:
-            inputs = [Output(index[id(x)]) if id(x) in index else _input(x) for x in t._inputs]
-            ops.append({'op': t._op, 'inputs': inputs, 'attrs': t._attrs, 'placement': t._placement})
+        ops = [_operation(t, index) for t in chunk]
         reset, self.reset_next = self.reset_next, False
         try:
             outputs = self.session.run(ops, no_grad=chunk[0]._no_grad, reset_arena=reset)
@@ -188,9 +186,21 @@ class Graph:
         self.reset_next = True
 
 
-def _input(x: Any) -> Any:
-    """A Run input for an operand sent earlier (its handle) or inline (a numpy array)."""
-    return x if isinstance(x, np.ndarray) else x._info.handle
+def _operation(t: Any, index: Dict[int, int]) -> Any:
+    """The protocol Operation of a queued Tensor; `index` numbers the Run's earlier outputs."""
+    from .client import make_attribute, pb
+    op = pb.Operation(op=t._op, placement=_PLACEMENTS[t._placement])
+    for x in t._inputs:
+        if isinstance(x, np.ndarray):
+            op.inputs.add(tensor=_t.TensorProto(data_type=_t.DataType.FLOAT, dims=x.shape,
+                                                raw_data=x.astype('<f4', copy=False).tobytes()))
+        elif id(x) in index:
+            op.inputs.add(output=index[id(x)])
+        else:
+            op.inputs.add(handle=x._info.handle)
+    for name, value in t._attrs.items():
+        op.attributes[name].CopyFrom(make_attribute(value))
+    return op
 
 
 def graph(session: Any) -> Graph:
