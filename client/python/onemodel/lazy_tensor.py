@@ -82,6 +82,7 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
     it for an operation they do not wrap."""
+    from .client import make_attribute
     first = next((x for x in inputs if isinstance(x, Tensor)), None)
     if first is None:
         raise TypeError('%s needs at least one onemodel.Tensor input' % op)
@@ -101,7 +102,9 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     req = [isinstance(x, Tensor) and x._requires_grad for x in ins]
     t = Tensor.__new__(Tensor)
     t._init(g)
-    t._op, t._inputs, t._attrs = op, tuple(ins), attrs
+    # attribute values are checked now, so a bad one is raised at the line that made it
+    t._op, t._inputs = op, tuple(ins)
+    t._attrs = {name: make_attribute(value) for name, value in attrs.items()}
     t._placement, t._no_grad = _placement_name(placement), not g.grad_enabled
     t._site = _pending.creation_site()
     t._shape = _infer.infer_shape(op, shapes, attrs)
@@ -126,7 +129,7 @@ class Tensor:
     _error: Any                     # the OneModelError it failed with (raised again on use)
     _op: Optional[str]              # queued: the operation, its inputs and attributes
     _inputs: Tuple[Any, ...]
-    _attrs: Dict[str, Any]
+    _attrs: Dict[str, Any]          # name -> protocol Attribute
     _placement: Optional[str]
     _no_grad: bool
     _site: Any                      # onemodel.pending.Site that created it

@@ -188,7 +188,7 @@ class Graph:
 
 def _operation(t: Any, index: Dict[int, int]) -> Any:
     """The protocol Operation of a queued Tensor; `index` numbers the Run's earlier outputs."""
-    from .client import make_attribute, pb
+    from .client import pb
     op = pb.Operation(op=t._op, placement=_PLACEMENTS[t._placement])
     for x in t._inputs:
         if isinstance(x, np.ndarray):
@@ -199,7 +199,7 @@ def _operation(t: Any, index: Dict[int, int]) -> Any:
         else:
             op.inputs.add(handle=x._info.handle)
     for name, value in t._attrs.items():
-        op.attributes[name].CopyFrom(make_attribute(value))
+        op.attributes[name].CopyFrom(value)
     return op
 
 

@@ -270,3 +270,14 @@ def test_describe_and_values_send_the_queue(counted):
     z = (y * 2).sum()
     assert z.item() == 12.0
     assert rpcs.take() == {'Run': 1, 'GetTensor': 1}
+
+
+def test_bad_attribute_value_is_refused_where_it_is_written(counted):
+    s, rpcs = counted
+    a = s.tensor(np.ones(3, np.float32))
+    kept = a * 2
+    rpcs.take()
+    with pytest.raises((TypeError, onemodel.InvalidArgument)):
+        onemodel.apply('Softmax', a, axis={'not': 'an attribute'})
+    assert rpcs.take() == {}
+    assert kept.tolist() == [2, 2, 2]  # the queue is intact
