@@ -549,9 +549,8 @@ def grad(output: Tensor, inputs: Union[Tensor, Iterable[Tensor]], grad_output: A
          retain_graph: bool = False) -> List[Tensor]:
     """d output / d input for each input, as new Tensors (like torch.autograd.grad); .grad is
     not touched. Sends the queued operations (one Run), then one Backward."""
-    if isinstance(inputs, Tensor):
-        inputs = [inputs]
-    for x in [output] + list(inputs):
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    for x in [output] + inputs:
         if not isinstance(x, Tensor):
             raise TypeError('grad() takes onemodel.Tensor values, got %s' % type(x).__name__)
         x._ensure()

@@ -67,7 +67,7 @@ def test_grad_function(sess):
     x, values, onehot = data(13)
     params = [sess.parameter(v) for v in values]
     loss = om_loss(x, params, onehot)
-    grads = onemodel.grad(loss, params)
+    grads = onemodel.grad(loss, (p for p in params))  # any iterable
     assert all(p.grad is None for p in params)
     tp = torch_params(values)
     tgrads = torch.autograd.grad(torch_loss(x, tp, onehot), tp)
