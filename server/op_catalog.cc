@@ -80,8 +80,7 @@ void FillOperationSpec(const OpSpec& spec, v1::OperationSpec* out) {
 
 void ListOperations(std::string_view name, v1::ListOperationsReply* reply) {
   if (!name.empty()) {
-    return FillOperationSpec(RequireOp(name, grpc::StatusCode::NOT_FOUND),
-                             reply->add_operations());
+    return FillOperationSpec(RequireOp(name, grpc::StatusCode::NOT_FOUND), reply->add_operations());
   }
   for (const OpSpec& spec : AllOps()) FillOperationSpec(spec, reply->add_operations());
 }

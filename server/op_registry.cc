@@ -85,6 +85,7 @@ constexpr Kind kF = v1::Attribute::kF;
 constexpr Kind kS = v1::Attribute::kS;
 constexpr Kind kInts = v1::Attribute::kInts;
 
+// clang-format off
 #define ONEMODEL_BINARY(Name, Doc)                                       \
   {#Name, {"A", "B"}, {}, true, Doc,                                     \
    [](const OpCall& c) { return RunBinary(BinaryOp::k##Name, c); }}
@@ -98,7 +99,6 @@ constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
 constexpr AttrSpec kScale = {"scale", kF, "1", "multiplies X first (1/temperature)"};
 
 // A plain array, so each row's lists live as long as the table.
-// clang-format off
 const OpSpec kOps[] = {
     ONEMODEL_BINARY(Add, "A + B, elementwise with numpy broadcasting"),
     ONEMODEL_BINARY(Sub, "A - B, elementwise with numpy broadcasting"),
@@ -148,9 +148,9 @@ const OpSpec kOps[] = {
     {"Reshape", {"X"}, {{"shape", kInts, "", "the new shape; one -1 is inferred"}}, true,
      "X with another shape and the same elements (a view when strides allow)",
      [](const OpCall& c) { return ops::Reshape(c.in(0), c.Ints("shape"), c.ctx()); }},
-    {"Permute", {"X"}, {{"perm", kInts, "[]", "the new order of X's dimensions"}}, true,
-     "a view of X with its dimensions reordered",
-     [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm", {}), c.ctx()); }},
+    {"Permute", {"X"}, {{"perm", kInts, "", "the new order of X's dimensions, one per dimension"}},
+     true, "a view of X with its dimensions reordered",
+     [](const OpCall& c) { return ops::Permute(c.in(0), c.Ints32("perm"), c.ctx()); }},
     {"Transpose", {"X"},
      {{"dim0", kI, "0", "one dimension to swap"}, {"dim1", kI, "1", "the other"}}, true,
      "a view of X with two dimensions swapped", [](const OpCall& c) {
@@ -236,6 +236,11 @@ std::vector<int64_t> OpCall::Ints(std::string_view name, std::vector<int64_t> fa
   return Has(name) ? Ints(name) : std::move(fallback);
 }
 
+std::vector<int> OpCall::Ints32(std::string_view name) const {
+  if (!Has(name)) Fail("attribute '" + std::string(name) + "' (a list of ints) is required");
+  return Ints32(name, {});
+}
+
 std::vector<int> OpCall::Ints32(std::string_view name, std::vector<int> fallback) const {
   if (!Has(name)) return fallback;
   std::vector<int> out;
@@ -279,8 +284,8 @@ const OpSpec& RequireOp(std::string_view name, grpc::StatusCode code) {
   const std::vector<std::string_view> near = NearestNames(name, names);
   std::string hint;
   for (size_t i = 0; i < near.size(); ++i) {
-    hint += (i == 0 ? "did you mean '" : i + 1 == near.size() ? " or '" : ", '") +
-            std::string(near[i]) + "'";
+    hint += i == 0 ? "did you mean '" : (i + 1 == near.size() ? " or '" : ", '");
+    hint += std::string(near[i]) + "'";
   }
   throw RpcError(code, "unknown operation '" + PrintableOpName(name) + "'; " +
                            (hint.empty() ? "" : hint + "? ") +
@@ -297,7 +302,8 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
     const auto known_name = [&](const AttrSpec& a) { return a.name == name; };
     if (std::any_of(spec.attributes.begin(), spec.attributes.end(), known_name)) continue;
     std::string known;
-    for (const AttrSpec& a : spec.attributes) known += (known.empty() ? "" : ", ") + std::string(a.name);
+    for (const AttrSpec& a : spec.attributes)
+      known += (known.empty() ? "" : ", ") + std::string(a.name);
     throw InvalidArgument("there is no attribute '" + name.substr(0, 64) + "' (" +
                           (known.empty() ? "it takes none" : "it takes " + known) + ")");
   }

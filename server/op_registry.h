@@ -3,8 +3,9 @@
 //
 // Each operation is one table row: its name, inputs, the attributes it accepts (kind, default,
 // doc), whether backward goes through it, a doc line and a function that reads the attributes
-// and calls the core. ListOperations serves the table itself (server/op_catalog.h). Attribute readers check presence and type and
-// say what was expected, so a malformed request fails with INVALID_ARGUMENT before any work.
+// and calls the core. ListOperations serves the table itself (server/op_catalog.h). Attribute
+// readers check presence and type and say what was expected, so a malformed request fails with
+// INVALID_ARGUMENT before any work.
 //
 //   const OpSpec* spec = FindOp("MaxPool2d");
 //   Tensor y = spec->run(OpCall(inputs, operation.attributes(), ctx));
@@ -45,6 +46,7 @@ class OpCall {
   std::vector<int64_t> Ints(std::string_view name) const;
   std::vector<int64_t> Ints(std::string_view name, std::vector<int64_t> fallback) const;
   // Ints whose values must each fit in 32 bits.
+  std::vector<int> Ints32(std::string_view name) const;
   std::vector<int> Ints32(std::string_view name, std::vector<int> fallback) const;
 
  private:
@@ -70,7 +72,7 @@ struct OpSpec {
   std::string_view name;
   std::initializer_list<std::string_view> inputs;  // their names ("X", "A", "B"), in order
   std::initializer_list<AttrSpec> attributes;
-  bool differentiable;  // backward goes through it (it records a node for floating inputs)
+  bool differentiable;   // backward goes through it (it records a node for floating inputs)
   std::string_view doc;  // one line
   Tensor (*run)(const OpCall& call);
 };

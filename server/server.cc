@@ -58,8 +58,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       workers_(config.workers),
       sessions_(config_, pool_, workers_,
                 [](const Session& s, EndReason reason, int64_t buffers) {
-                  spdlog::info("session s{} {}: {} {}", s.serial(), EndReasonName(reason),
-                               buffers,
+                  spdlog::info("session s{} {}: {} {}", s.serial(), EndReasonName(reason), buffers,
                                reason == EndReason::kExpired
                                    ? "leaked buffer(s) reclaimed"
                                    : "unreleased buffer(s) released by the close");

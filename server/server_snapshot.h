@@ -20,9 +20,9 @@ namespace onemodel::server {
 struct SessionCounters {
   int64_t open = 0;
   int64_t created = 0;
-  int64_t closed = 0;   // by CloseSession or at shutdown
-  int64_t expired = 0;  // after their idle timeout
-  int64_t leaked_buffers_reclaimed = 0;    // held by sessions that expired (handles lost)
+  int64_t closed = 0;                     // by CloseSession or at shutdown
+  int64_t expired = 0;                    // after their idle timeout
+  int64_t leaked_buffers_reclaimed = 0;   // held by sessions that expired (handles lost)
   int64_t buffers_released_by_close = 0;  // held by sessions when closed (normal)
 };
 

@@ -15,10 +15,10 @@
 namespace onemodel::server {
 
 std::vector<std::string> MethodNames() {
-  return {"Ping",      "CreateSession", "KeepAlive",      "CloseSession",   "PutTensor",
-          "GetTensor", "UploadTensor",  "DownloadTensor", "DescribeTensor", "ReleaseTensors",
-          "Run",       "Backward",      "ResetArena",     "GetStats",       "WatchStats",
-          "ListOperations"};
+  return {"Ping",           "CreateSession",  "KeepAlive",    "CloseSession",
+          "PutTensor",      "GetTensor",      "UploadTensor", "DownloadTensor",
+          "DescribeTensor", "ReleaseTensors", "Run",          "Backward",
+          "ResetArena",     "GetStats",       "WatchStats",   "ListOperations"};
 }
 
 OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,

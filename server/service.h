@@ -2,9 +2,9 @@
 //
 // Built on gRPC's callback API: handlers never block a gRPC thread. Calls that touch a session
 // are posted to its strand (one at a time per session, in parallel across sessions, on the
-// worker pool); Ping, CreateSession, GetStats and ListOperations answer at once. Every reply carries the
-// server instance id in the `onemodel-instance` metadata; every call is counted in RpcStats
-// and each failure is logged once with its request id.
+// worker pool); Ping, CreateSession, GetStats and ListOperations answer at once. Every reply
+// carries the server instance id in the `onemodel-instance` metadata; every call is counted in
+// RpcStats and each failure is logged once with its request id.
 //
 //   OneModelService service(config, sessions, rpc_stats, instance_id, auth_token);
 //   builder.RegisterService(&service);

@@ -77,8 +77,8 @@ void PrintTable(const std::vector<v1::OperationSpec>& ops) {
     inputs_width = std::max(inputs_width, Inputs(op).size());
     attributes_width = std::max(attributes_width, Attributes(op).size());
   }
-  auto row = [&](const std::string& name, const std::string& inputs,
-                 const std::string& attributes, const std::string& grad, const std::string& doc) {
+  auto row = [&](const std::string& name, const std::string& inputs, const std::string& attributes,
+                 const std::string& grad, const std::string& doc) {
     std::cout << Padded(name, name_width + 2) << Padded(inputs, inputs_width + 2)
               << Padded(attributes, attributes_width + 2) << Padded(grad, 6) << doc << "\n";
   };

@@ -132,8 +132,8 @@ void AddStats(CLI::App& app, GlobalOptions& global) {
   CLI::App* stats = app.add_subcommand("stats", "print pool, session and RPC statistics");
   stats->add_option("--session", options->session, "also show this session's statistics");
   stats->add_flag("--json", options->json, "print the Stats message as JSON");
-  CLI::Option* watch = stats->add_flag(
-      "--watch,-w", options->watch, "a live view, refreshed in place until Ctrl-C (or --count)");
+  CLI::Option* watch = stats->add_flag("--watch,-w", options->watch,
+                                       "a live view, refreshed in place until Ctrl-C (or --count)");
   stats->add_option("--interval-ms", options->interval_ms, "--watch: time between views")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{3600000}))

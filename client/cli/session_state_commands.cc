@@ -22,8 +22,7 @@ void AddBackward(CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<Options>();
   CLI::App* backward = app.add_subcommand(
       "backward", "gradients of a root tensor with respect to inputs; print their handles");
-  backward->add_option("root", options->root, "handle of the tensor to differentiate")
-      ->required();
+  backward->add_option("root", options->root, "handle of the tensor to differentiate")->required();
   backward->add_option("--input,-i", options->inputs, "a tensor to get the gradient of, once each")
       ->required();
   backward->add_option("--grad-output,-g", options->grad_output,

@@ -108,7 +108,16 @@ struct Printer {
   const client::TensorData& data;
   bool summarize;
   std::vector<int64_t> strides;  // row-major, in elements
-  size_t width = 0;              // of the widest shown element
+  // Widest integer part (up to the point) and fraction (from the point) of the shown
+  // elements: entries are padded to both, so points line up as in NumPy.
+  size_t integer_width = 0;
+  size_t fraction_width = 0;
+
+  static size_t Point(const std::string& e) { return std::min(e.find('.'), e.size()); }
+  void Measure(const std::string& e) {
+    integer_width = std::max(integer_width, Point(e));
+    fraction_width = std::max(fraction_width, e.size() - Point(e));
+  }
 
   // Calls `f(flat index)` for every shown element (to measure their widths).
   template <typename F>
@@ -123,7 +132,8 @@ struct Printer {
   void Print(size_t dim, int64_t base, std::string& out) const {
     if (dim == data.dims.size()) {
       const std::string e = Element(data, base);
-      out += std::string(width - e.size(), ' ') + e;
+      out += std::string(integer_width - Point(e), ' ') + e +
+             std::string(fraction_width - (e.size() - Point(e)), ' ');
       return;
     }
     out += '[';
@@ -132,7 +142,8 @@ struct Printer {
     for (size_t k = 0; k < shown.size(); ++k) {
       if (k > 0) {
         // NumPy: a space between numbers, a line (blank lines for higher dims) between rows.
-        out += last ? " " : std::string(data.dims.size() - dim - 1, '\n') + std::string(dim + 1, ' ');
+        out +=
+            last ? " " : std::string(data.dims.size() - dim - 1, '\n') + std::string(dim + 1, ' ');
       }
       if (shown[k] < 0) {
         out += "...";
@@ -153,9 +164,7 @@ std::string FormatTensor(const client::TensorData& data) {
   for (size_t d = data.dims.size(); d-- > 1;) {
     printer.strides[d - 1] = printer.strides[d] * data.dims[d];
   }
-  printer.ForEach(0, 0, [&](int64_t i) {
-    printer.width = std::max(printer.width, Element(data, i).size());
-  });
+  printer.ForEach(0, 0, [&](int64_t i) { printer.Measure(Element(data, i)); });
   std::string out;
   printer.Print(0, 0, out);
   return out;

@@ -1,9 +1,9 @@
-// A tensor as text, the way NumPy prints an array: nested brackets, one row per line, columns
-// aligned, and only the first and last 3 entries of each dimension when it holds more than
+// A tensor as text, the way NumPy prints an array: nested brackets, one row per line, decimal
+// points aligned, and only the first and last 3 entries of each dimension when it holds more than
 // 1000 elements (NumPy's default threshold and edge items).
 //
 //   FormatTensor(TensorData::From<float>(values, {2, 3}));
-//   // "[[ 1.  -2.   3.5]\n [ 4.   5.   6. ]]"
+//   // "[[ 1.  -2.   3.5]\n [-4.   5.  -6. ]]"
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // Client: a connection to one onemodeld (a gRPC channel and its stubs), the server-wide
-// calls (Ping, Health, Stats, WatchStats, ListOperations) and the factory of Sessions. Thread-safe; sessions
-// made from it keep the connection alive after the Client is gone.
+// calls (Ping, Health, Stats, WatchStats, ListOperations) and the factory of Sessions. Thread-safe;
+// sessions made from it keep the connection alive after the Client is gone.
 //
 //   onemodel::client::Client client("127.0.0.1:50051");
 //   if (client.Health() != HealthStatus::SERVING) return 1;

@@ -18,6 +18,7 @@ namespace {
 
 using client::TensorData;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class CliTest : public ServerTest {
@@ -73,7 +74,7 @@ TEST_F(CliTest, SessionCreateAndClose) {
   const std::string id = CliLine({"session", "create", "--kernels", "exact"});
   ASSERT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{32}"))) << id;
   EXPECT_EQ(client().AttachSession(id).KeepAlive().server_instance_id(), server().instance_id());
-  EXPECT_THAT(CliLine({"session", "close", id}), StartsWith("leaked_buffers=0 released_bytes="));
+  EXPECT_THAT(CliLine({"session", "close", id}), StartsWith("released_buffers=0 released_bytes="));
   const CommandResult again = Cli({"session", "close", id});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
@@ -122,15 +123,158 @@ TEST_F(CliTest, PutWithKeepSessionPrintsTheSessionFirstAndReadsPb) {
   EXPECT_EQ(cli::ReadTensorFile(Path("y.pb")).ToVector<int64_t>(),
             (std::vector<int64_t>{7, -8, 9}));
   EXPECT_THAT(CliLine({"describe", handle, "--session", session}), HasSubstr(handle));
-  EXPECT_THAT(CliLine({"session", "close", session}), StartsWith("leaked_buffers=1 "));
+  EXPECT_THAT(CliLine({"session", "close", session}), StartsWith("released_buffers=1 "));
 }
 
-TEST_F(CliTest, PutWithoutASessionLeavesNoSessionOpen) {
-  const int64_t open = client().Stats().sessions().open();
+TEST_F(CliTest, PutOrRunWithoutASessionIsAUsageError) {
+  const int64_t created = client().Stats().sessions().created();
   const std::string x_file =
       WriteFile("x.npy", TensorData::From<float>(std::vector<float>{1}, {1}));
-  EXPECT_THAT(CliLine({"put", x_file}), StartsWith("p"));
-  EXPECT_EQ(client().Stats().sessions().open(), open);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"put", x_file}, {"run", "Neg", "-i", x_file}}) {
+    const CommandResult result = Cli(args);
+    EXPECT_EQ(result.exit_code, 2) << args[0];
+    EXPECT_EQ(result.out, "") << args[0] << ": no handle of a session about to close";
+    EXPECT_THAT(result.err, HasSubstr("needs --session ID")) << args[0];
+    EXPECT_THAT(result.err, HasSubstr("--keep-session")) << args[0];
+  }
+  EXPECT_EQ(client().Stats().sessions().created(), created) << "no session was opened";
+  // run -o keeps the output itself, so a throwaway session is fine there.
+  const CommandResult saved = Cli({"run", "Neg", "-i", x_file, "-o", Path("y.npy")});
+  EXPECT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_EQ(cli::ReadTensorFile(Path("y.npy")).ToVector<float>(), std::vector<float>{-1});
+}
+
+TEST_F(CliTest, GetWithoutAFilePrintsTheTensorLikeNumpy) {
+  const std::string session = CliLine({"session", "create"});
+  const std::string x = WriteFile(
+      "x.npy", TensorData::From<float>(std::vector<float>{1, -2, 3.5, -4, 5, -6}, {2, 3}));
+  const std::string handle = CliLine({"put", x, "--session", session});
+  const CommandResult small = Cli({"get", handle, "--session", session});
+  EXPECT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_EQ(small.out, "[[ 1.  -2.   3.5]\n [-4.   5.  -6. ]]\n") << "as numpy prints it";
+
+  std::vector<int64_t> values(3000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i);
+  const std::string big = WriteFile("big.npy", TensorData::From<int64_t>(values, {30, 100}));
+  const CommandResult summarized =
+      Cli({"get", CliLine({"put", big, "--session", session}), "--session", session});
+  EXPECT_EQ(summarized.exit_code, 0) << summarized.err;
+  EXPECT_EQ(summarized.out,
+            "[[   0    1    2 ...   97   98   99]\n"
+            " [ 100  101  102 ...  197  198  199]\n"
+            " [ 200  201  202 ...  297  298  299]\n"
+            " ...\n"
+            " [2700 2701 2702 ... 2797 2798 2799]\n"
+            " [2800 2801 2802 ... 2897 2898 2899]\n"
+            " [2900 2901 2902 ... 2997 2998 2999]]\n");
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, DescribePrintsAReadableTable) {
+  const std::string session = CliLine({"session", "create"});
+  const std::string x =
+      WriteFile("x.npy", TensorData::From<float>(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}));
+  const std::string handle = CliLine({"put", x, "--session", session, "--requires-grad"});
+  const CommandResult result = Cli({"describe", handle, "--session", session});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  for (const std::string& line :
+       {"handle         " + handle, std::string("dtype          FLOAT"),
+        std::string("shape          [2, 3]"), std::string("strides        [3, 1] elements"),
+        std::string("placement      pool"), std::string("requires_grad  true"),
+        std::string("grad_fn        leaf")}) {
+    EXPECT_THAT(result.out, HasSubstr(line + "\n")) << result.out;
+  }
+  EXPECT_THAT(result.out, Not(HasSubstr("data_type:"))) << "not protobuf text";
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, OpsListsTheServersOperations) {
+  const CommandResult table = Cli({"ops"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, StartsWith("NAME "));
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\nSoftmax +X +axis=-1, scale=1 +yes +")))
+      << table.out;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\nDetach +X +no +")));
+  for (const v1::OperationSpec& op : client().ListOperations()) {
+    EXPECT_THAT(table.out, HasSubstr("\n" + op.name() + " ")) << op.name();
+  }
+
+  const CommandResult one = Cli({"ops", "Slice"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_THAT(one.out, StartsWith("Slice(X)\n"));
+  EXPECT_TRUE(std::regex_search(one.out, std::regex("start +int +required")));
+  EXPECT_TRUE(std::regex_search(one.out, std::regex("step +int +default 1")));
+
+  const CommandResult typo = Cli({"ops", "Softmx"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_THAT(typo.err, HasSubstr("did you mean 'Softmax'?"));
+}
+
+TEST_F(CliTest, BackwardReleaseAndResetArena) {
+  const std::string session = CliLine({"session", "create"});
+  const std::string x =
+      WriteFile("x.npy", TensorData::From<float>(std::vector<float>{1, 2, 3}, {3}));
+  const std::string handle = CliLine({"put", x, "--session", session, "--requires-grad"});
+  const std::string squared =
+      CliLine({"run", "Mul", "--session", session, "-i", handle, "-i", handle});
+  const std::string sum = CliLine({"run", "Sum", "--session", session, "-i", squared});
+  const std::string grad = CliLine({"backward", sum, "-i", handle, "--session", session});
+  CliLine({"get", grad, "--session", session, "-o", Path("g.npy")});
+  EXPECT_EQ(cli::ReadTensorFile(Path("g.npy")).ToVector<float>(), (std::vector<float>{2, 4, 6}));
+
+  EXPECT_EQ(CliLine({"release", handle, "--session", session}), "released=1");
+  const CommandResult again = Cli({"release", handle, "--session", session});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
+  EXPECT_THAT(CliLine({"reset-arena", "--session", session}), StartsWith("stale_handles=3 "))
+      << "the product, the sum and the gradient were in the arena";
+  const CommandResult stale = Cli({"get", grad, "--session", session});
+  EXPECT_EQ(stale.exit_code, 1);
+  CliLine({"session", "close", session});
+}
+
+TEST_F(CliTest, StatsWatchShowsAViewPerIntervalUntilCount) {
+  const CommandResult result = Cli({"stats", "--watch", "--count", "3", "--interval-ms", "20"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  size_t views = 0;
+  for (size_t at = 0; (at = result.out.find("server instance ", at)) != std::string::npos; ++at) {
+    ++views;
+  }
+  EXPECT_EQ(views, 3u) << result.out;
+  EXPECT_THAT(result.out, Not(HasSubstr("\033["))) << "no terminal control codes into a pipe";
+}
+
+TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"stats", "--no-such-flag"},
+                                               {"get"},
+                                               {"no-such-command"},
+                                               {"stats", "--count", "2"},
+                                               {"release", "--session", "x"}}) {
+    const CommandResult result = Cli(args);
+    EXPECT_EQ(result.exit_code, 2) << args[0] << " " << result.err;
+  }
+  const CommandResult help = RunCommand({ONEMODEL_CLI_PATH, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("Exit status: 0 success; 1 the command failed"));
+  EXPECT_THAT(help.out, HasSubstr("2 usage error"));
+  for (const char* command : {"ops", "backward", "release", "reset-arena"}) {
+    EXPECT_TRUE(std::regex_search(help.out, std::regex(std::string("\n +") + command + " ")))
+        << command;
+  }
+}
+
+TEST_F(CliTest, ScriptsStartHelpInstallsAndBuildsNothing) {
+  // Without the early exit, --help ran scripts/install-deps (apt, npm) and a release build
+  // (minutes) before onemodeld printed its help. The PATH holds only what printing help needs.
+  std::filesystem::create_directory(Path("bin"));
+  for (const char* tool : {"dirname", "cat"}) {
+    std::filesystem::create_symlink(std::string("/usr/bin/") + tool, Path("bin/") + tool);
+  }
+  const CommandResult result = RunCommand(
+      {"/bin/bash", ONEMODEL_SOURCE_DIR "/scripts/start", "--help"}, {"PATH=" + Path("bin")});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.out, StartsWith("Usage: scripts/start [ONEMODELD FLAGS...]"));
 }
 
 TEST_F(CliTest, StatsJsonIsTheStatsMessage) {
@@ -183,7 +327,7 @@ TEST_F(CliTest, UnreadableTensorFilesAreReported) {
   std::ofstream(Path("fortran.npy"), std::ios::binary)
       << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(header.size()) << '\0' << header
       << std::string(4, '\0');
-  const CommandResult result = Cli({"put", Path("fortran.npy")});
+  const CommandResult result = Cli({"put", Path("fortran.npy"), "--keep-session"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr("Fortran"));
 }

@@ -89,7 +89,7 @@ TEST_F(ConcurrencyTest, SixteenSessionsRunInParallelWithoutInterference) {
         for (int round = 0; round < kRounds; ++round) Round(session, t, round);
         EXPECT_EQ(session.Get<float>(mine), std::vector<float>{float(t)});
         session.Release({mine});
-        EXPECT_EQ(session.Close().leaked_buffers(), 0) << "thread " << t;
+        EXPECT_EQ(session.Close().released_buffers(), 0) << "thread " << t;
       } catch (const std::exception& e) {
         if (!arrived) all_published.count_down();
         ADD_FAILURE() << "thread " << t << ": " << e.what();

@@ -121,7 +121,7 @@ TEST_F(FaultsTest, AClientThatDisconnectsMidRunLeavesTheSessionConsistent) {
     EXPECT_EQ(session.handles(), 3) << "x, a and Neg(x); the cancelled run made none";
     probe.session.ResetArena();
     ExpectUsable(probe);
-    EXPECT_EQ(probe.session.Close().leaked_buffers(), 2);  // x and a
+    EXPECT_EQ(probe.session.Close().released_buffers(), 2);  // x and a
   }
   const v1::PoolStats after = Pool();
   EXPECT_EQ(after.rented_bytes(), before.rented_bytes());

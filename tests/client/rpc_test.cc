@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 
 #include "tests/client/server_test.h"
 
@@ -59,14 +60,15 @@ TEST_F(RpcTest, KeepAliveReportsInstanceAndTimeout) {
   EXPECT_EQ(reply.idle_timeout_ms(), 45000);
 }
 
-TEST_F(RpcTest, CloseSessionReclaimsLeakedBuffersAndEndsTheSession) {
+TEST_F(RpcTest, CloseSessionReleasesWhatTheClientKeptAndEndsTheSession) {
   Session session = NewSession();
   const std::vector<float> values(1000, 1.0f);
   const TensorHandle kept = session.Put<float>(values, {1000});
   const TensorHandle released = session.Put<float>(values, {1000});
   session.Release({released});
   const v1::CloseSessionReply reply = session.Close();
-  EXPECT_EQ(reply.leaked_buffers(), 1);
+  EXPECT_EQ(reply.released_buffers(), 1);
+  EXPECT_EQ(reply.leaked_buffers(), 0) << "closing is the normal end, not a leak";
   EXPECT_GE(reply.released_bytes(), 4000);
   EXPECT_FALSE(session.owns());
   EXPECT_TRUE(FailsWith([&] { session.KeepAlive(); }, grpc::StatusCode::NOT_FOUND,
@@ -245,6 +247,40 @@ TEST_F(RpcTest, WatchStatsStreamsUntilTheClientStops) {
     return ++received < 3;
   });
   EXPECT_EQ(received, 3);
+}
+
+TEST_F(RpcTest, ListOperationsDescribesWhatRunAccepts) {
+  const std::vector<v1::OperationSpec> ops = client().ListOperations();
+  ASSERT_GE(ops.size(), 30u);
+  std::set<std::string> names;
+  for (const v1::OperationSpec& op : ops) names.insert(op.name());
+  for (const char* name : {"Add", "MatMul", "Softmax", "MaxPool2d", "Slice", "Detach"}) {
+    EXPECT_TRUE(names.count(name)) << name;
+  }
+  const std::vector<v1::OperationSpec> softmax = client().ListOperations("Softmax");
+  ASSERT_EQ(softmax.size(), 1u);
+  EXPECT_EQ(softmax[0].inputs_size(), 1);
+  EXPECT_TRUE(softmax[0].differentiable());
+  ASSERT_EQ(softmax[0].attributes_size(), 2);
+  EXPECT_EQ(softmax[0].attributes(0).name(), "axis");
+  EXPECT_EQ(softmax[0].attributes(0).kind(), v1::ATTRIBUTE_KIND_INT);
+  EXPECT_EQ(softmax[0].attributes(0).default_value().i(), -1);
+  EXPECT_TRUE(FailsWith([&] { client().ListOperations("softmx"); }, grpc::StatusCode::NOT_FOUND,
+                        {"unknown operation 'softmx'", "did you mean 'Softmax'?"}));
+}
+
+TEST_F(RpcTest, AnUnknownOperationSuggestsTheNearestNames) {
+  Session session = NewSession();
+  const TensorHandle x = session.Put<float>(std::vector<float>{1, 2}, {2});
+  client::RunBuilder typo;
+  typo.Op("Softmx", {x});
+  EXPECT_TRUE(FailsWith([&] { session.Run(typo); }, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"operation 0 (Softmx): unknown operation 'Softmx'; did you mean "
+                         "'Softmax'?"}));
+  client::RunBuilder control;
+  control.Op(std::string("Re\x1b[31mlu"), {x});
+  EXPECT_TRUE(FailsWith([&] { session.Run(control); }, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"operation 0 (Re\\x1b[31mlu): unknown operation 'Re\\x1b[31mlu'"}));
 }
 
 TEST_F(RpcTest, StreamedTransfersWorkInSmallChunks) {

@@ -123,9 +123,7 @@ TEST_F(StatsTest, AnExpiredSessionsBuffersCountAsLeaked) {
   session.Put<float>(std::vector<float>(100), {100});
   session.Put<float>(std::vector<float>(10), {10});
   session.Detach();  // the client forgets it: its handles are lost
-  ASSERT_TRUE(Eventually([&] {
-    return client().Stats().sessions().expired() > before.expired();
-  }));
+  ASSERT_TRUE(Eventually([&] { return client().Stats().sessions().expired() > before.expired(); }));
   const v1::SessionCounters after = client().Stats().sessions();
   EXPECT_EQ(after.leaked_buffers_reclaimed() - before.leaked_buffers_reclaimed(), 2);
   EXPECT_EQ(after.buffers_released_by_close(), before.buffers_released_by_close());
