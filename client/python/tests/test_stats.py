@@ -91,13 +91,14 @@ def test_session_counters(sc):
     assert mid.open == before.open + 2
     a.put(np.ones(10, np.float32))
     a.put(np.ones(10, np.float32))
-    assert a.close().leaked_buffers == 2
+    assert a.close().released_buffers == 2
     b.close()
     after = sc.stats().sessions
     assert after.closed == before.closed + 2
     assert after.open == before.open
     assert after.expired == before.expired
-    assert after.leaked_buffers_reclaimed == before.leaked_buffers_reclaimed + 2
+    assert after.buffers_released_by_close == before.buffers_released_by_close + 2
+    assert after.leaked_buffers_reclaimed == before.leaked_buffers_reclaimed  # only expiry leaks
 
 
 def test_arena_stats_and_resets(sc):
