@@ -21,6 +21,8 @@ from .client import (Client, Session, Batch, RemoteTensor, Output, StatsWatch,  
                      read_ready_file, make_attribute, make_input, make_operation,
                      SESSION_HEADER, INSTANCE_HEADER)
 from .client import pb, health_pb2  # noqa: E402  (the generated message modules, for raw use)
+from .lazy_tensor import Tensor, ComparisonNotSupported, apply, grad  # noqa: E402
+from . import nn, optim  # noqa: E402,F401  (onemodel.nn.Linear, onemodel.optim.SGD)
 from ._proto.onnx import onnx_pb2  # noqa: E402
 
 __version__ = '0.1.0'
@@ -32,5 +34,5 @@ __all__ = [
     'Unauthenticated', 'Unavailable', 'ProtocolError',
     'DataType', 'TensorProto', 'to_tensor_proto', 'to_typed_tensor_proto', 'from_tensor_proto',
     'from_onnx', 'float32_to_bfloat16_bits', 'bfloat16_bits_to_float32', 'pb', 'health_pb2',
-    'onnx_pb2',
+    'onnx_pb2', 'Tensor', 'ComparisonNotSupported', 'apply', 'grad', 'nn', 'optim',
 ]

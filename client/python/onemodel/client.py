@@ -588,6 +588,35 @@ class Session:
         """A Batch builder (runs on leaving a with block, or on run())."""
         return Batch(self, no_grad=no_grad, reset_arena=reset_arena)
 
+    # ---- the tensor API (onemodel.lazy_tensor, docs/python.md) ----------------------------
+
+    def tensor(self, data, *, requires_grad=False, dtype=None, placement=None):
+        """Uploads `data` and returns an onemodel.Tensor leaf (floating data becomes FLOAT)."""
+        from .lazy_tensor import tensor
+        return tensor(self, data, requires_grad=requires_grad, dtype=dtype, placement=placement)
+
+    def parameter(self, data, *, dtype=None):
+        """A pool Tensor that requires gradients (what onemodel.optim updates)."""
+        from .lazy_tensor import parameter
+        return parameter(self, data, dtype=dtype)
+
+    def no_grad(self):
+        """`with s.no_grad():` Tensor operations made inside record nothing for backward."""
+        from .pending import graph
+        return graph(self).no_grad()
+
+    def flush(self):
+        """Sends the Tensor operations queued so far (one Run)."""
+        from .pending import graph
+        graph(self).flush()
+
+    def operations(self, name=''):
+        """ListOperations: the operations the server runs (onemodel.operations.OperationInfo:
+        name, inputs, attributes with kinds and defaults, differentiable, doc); `name` asks
+        for one (NotFound names the nearest)."""
+        from .operations import list_operations
+        return list_operations(self, name)
+
     def backward(self, root, inputs, *, grad_output=None, retain_graph=False, placement=None):
         """Gradients of `root` with respect to `inputs` (like torch.autograd.grad), one
         RemoteTensor per input. grad_output: a handle or an array (required unless the root has
@@ -604,7 +633,15 @@ class Session:
     def reset_arena(self, trim=False, keep_bytes=0):
         """ResetArena: every arena handle of the session becomes stale; with trim, the arena's
         chunks beyond keep_bytes also go back to the server's pool. Returns the reply (arena
-        statistics, stale_handles)."""
+        statistics, stale_handles). Once the session has used onemodel.Tensor, a reset without
+        trim is sent with the Tensor API's next Run instead (no round trip of its own; returns
+        None); one with trim goes at once."""
+        graph = getattr(self, '_graph', None)
+        if graph is not None:
+            graph.reset_arena()
+            if not trim:
+                return None
+            graph.reset_next = False  # this call resets now
         return self._call('ResetArena', pb.ResetArenaRequest(session_id=self.id, trim=trim,
                                                              keep_bytes=keep_bytes))
 

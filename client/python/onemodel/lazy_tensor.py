@@ -1,0 +1,582 @@
+"""onemodel.Tensor: a server-side tensor that reads like a PyTorch tensor (docs/python.md).
+
+    with onemodel.Client("127.0.0.1:50051").session() as s:
+        w = s.parameter(np.random.randn(4, 3))          # a leaf in the pool (one PutTensor)
+        x = np.ones((2, 4), np.float32)                 # sent inline with the operation
+        loss = (x @ w).relu().mean()                    # queued: nothing sent yet
+        loss.backward()                                 # one Run, then one Backward
+        print(loss.item(), w.grad.numpy())
+
+Operations are queued and sent as one Run when a value is needed (onemodel.pending). Shapes,
+data types, requires_grad and grad_fn of queued operations are inferred client-side
+(onemodel.shape_infer); once sent, the server's TensorInfo replaces them. A shape that cannot
+be inferred is fetched (a flush) when asked for. numpy arrays and Python numbers mixed with
+Tensors travel inline as FLOAT (the operations compute FLOAT only).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import pending as _pending
+from . import shape_infer as _infer
+from . import tensors as _t
+
+_BIG = (1 << 63) - 1
+# what an operation takes besides a Tensor: sent inline as FLOAT
+Operand = Union['Tensor', np.ndarray, float, int, Sequence[Any]]
+Ints = Union[int, Sequence[int]]
+
+
+class ComparisonNotSupported(NotImplementedError):
+    """Comparisons (<, ==, ...) are not operations of onemodeld yet."""
+
+
+def _not_supported(name: str) -> Any:
+    def method(self: Tensor, other: object) -> bool:
+        raise ComparisonNotSupported(
+            'Tensor %s: onemodeld has no comparison operations yet (docs/protocol.md section 5 '
+            'lists the operations); compare t.numpy() on the client instead' % name)
+    method.__name__ = name
+    return method
+
+
+def _constant(value: Any) -> np.ndarray:
+    """A numpy or Python operand as the FLOAT array sent inline."""
+    if type(value).__module__.startswith('torch') and hasattr(value, 'detach'):
+        value = value.detach().cpu().numpy()
+    arr = np.asarray(value)
+    if arr.dtype.kind not in 'biuf':
+        raise TypeError('cannot use %r as a tensor operand' % (type(value).__name__,))
+    return arr.astype(np.float32, copy=False)
+
+
+def _placement_name(p: Optional[str]) -> Optional[str]:
+    if p is None:
+        return None
+    if isinstance(p, str) and p.lower() in ('pool', 'arena'):
+        return p.lower()
+    raise ValueError("placement must be None, 'pool' or 'arena', got %r" % (p,))
+
+
+def _ints(v: Ints) -> List[int]:
+    if isinstance(v, (int, np.integer)):
+        return [int(v)]
+    return [int(x) for x in v]
+
+
+def _shape_args(args: Tuple[Any, ...]) -> List[int]:
+    """reshape(2, 3) and reshape((2, 3)) alike."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        return _ints(args[0])
+    return _ints(args)
+
+
+def _pair(v: Ints) -> List[int]:
+    return [int(v), int(v)] if isinstance(v, (int, np.integer)) else _ints(v)
+
+
+def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
+    """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
+    numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
+    it for an operation they do not wrap."""
+    from .client import make_attribute
+    first = next((x for x in inputs if isinstance(x, Tensor)), None)
+    if first is None:
+        raise TypeError('%s needs at least one onemodel.Tensor input' % op)
+    g = first._graph
+    ins: List[Any] = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            if x._graph is not g:
+                raise ValueError('%s mixes tensors of two sessions; a handle is valid only in the '
+                                 'session that made it' % op)
+            x._check_usable()
+            ins.append(x)
+        else:
+            ins.append(_constant(x))
+    shapes = [x._shape if isinstance(x, Tensor) else tuple(x.shape) for x in ins]
+    dtypes = [x._dtype if isinstance(x, Tensor) else _t.DataType.FLOAT for x in ins]
+    req = [isinstance(x, Tensor) and x._requires_grad for x in ins]
+    t = Tensor.__new__(Tensor)
+    t._init(g)
+    # attribute values are checked now, so a bad one is raised at the line that made it
+    t._op, t._inputs = op, tuple(ins)
+    t._attrs = {name: make_attribute(value) for name, value in attrs.items()}
+    t._placement, t._no_grad = _placement_name(placement), not g.grad_enabled
+    t._site = _pending.creation_site()
+    t._shape = _infer.infer_shape(op, shapes, attrs)
+    t._dtype = _infer.infer_dtype(op, dtypes, attrs)
+    t._requires_grad = _infer.records(op, req, dtypes, attrs, g.grad_enabled)
+    t._grad_fn = _infer.GRAD_FN_NAME.get(op, op) if t._requires_grad else None
+    g.add(t)
+    return t
+
+
+class Tensor:
+    """A tensor on the server (see the module doc). Made by Session.tensor / parameter, by
+    operations on other Tensors, and by backward (gradients)."""
+
+    __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_attrs', '_placement',
+                 '_no_grad', '_site', '_shape', '_dtype', '_requires_grad', '_grad_fn', '_leaf',
+                 'grad', '_host', '__weakref__')
+
+    _graph: Any                     # onemodel.pending.Graph of the session
+    _info: Any                      # the server's TensorInfo, once sent
+    _epoch: int                     # the graph's arena epoch when it was sent
+    _error: Any                     # the OneModelError it failed with (raised again on use)
+    _op: Optional[str]              # queued: the operation, its inputs and attributes
+    _inputs: Tuple[Any, ...]
+    _attrs: Dict[str, Any]          # name -> protocol Attribute
+    _placement: Optional[str]
+    _no_grad: bool
+    _site: Any                      # onemodel.pending.Site that created it
+    _shape: Optional[Tuple[int, ...]]
+    _dtype: Optional[_t.DataType]
+    _requires_grad: bool
+    _grad_fn: Optional[str]
+    _leaf: bool
+    grad: Optional[Tensor]
+    _host: Optional[np.ndarray]     # a parameter's host copy (onemodel.optim)
+
+    __array_ufunc__ = None  # numpy `array + t` defers to Tensor.__radd__ instead of converting t
+    __hash__ = object.__hash__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError('make a Tensor with Session.tensor(), Session.parameter() or an '
+                        'operation on another Tensor')
+
+    def _init(self, graph: Any) -> None:
+        self._graph = graph
+        self._info = self._error = self._op = self._site = self._host = self.grad = None
+        self._inputs, self._attrs, self._placement, self._no_grad = (), {}, None, False
+        self._leaf, self._epoch = False, 0
+
+    @classmethod
+    def from_remote(cls, remote: Any, leaf: bool = False) -> Tensor:
+        """A Tensor for a low-level RemoteTensor (already on the server)."""
+        t = cls.__new__(cls)
+        t._init(_pending.graph(remote.session))
+        t._leaf = leaf
+        t._materialize(remote.info, t._graph.arena_epoch)
+        return t
+
+    # ---- lifecycle (onemodel.pending calls these) ----------------------------------------
+
+    @property
+    def _pending(self) -> bool:
+        return self._info is None and self._error is None
+
+    def _materialize(self, info: Any, epoch: int) -> None:
+        self._info, self._epoch = info, epoch
+        self._shape = tuple(info.dims)
+        self._dtype = _t.DataType(info.data_type)
+        self._requires_grad = info.requires_grad
+        self._grad_fn = info.grad_fn if info.grad_fn not in ('', 'leaf') else None
+        self._inputs = tuple(x for x in self._inputs if isinstance(x, Tensor))  # for backward()
+        self._attrs = {}
+
+    def _fail(self, err: Any) -> None:
+        self._error = err
+
+    def _check_usable(self) -> None:
+        """Raises the error this tensor failed with, or the stale error of a reset arena."""
+        if self._error is not None:
+            raise self._error
+        if (self._info is not None and self._info.placement == 2  # PLACEMENT_ARENA
+                and self._epoch != self._graph.arena_epoch):
+            raise _pending.stale_error(self._info.handle)
+
+    def _ensure(self) -> None:
+        """Sends the queued operations if this tensor is one of them; raises its error."""
+        if self._pending:
+            self._graph.flush()
+        self._check_usable()
+
+    # ---- what it is ------------------------------------------------------------------------
+
+    @property
+    def session(self) -> Any:
+        return self._graph.session
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The shape (a tuple); inferred without a round trip when possible."""
+        if self._shape is None:
+            self._ensure()
+        assert self._shape is not None  # set from the TensorInfo
+        return self._shape
+
+    def size(self, dim: Optional[int] = None) -> Any:
+        return self.shape if dim is None else self.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> _t.DataType:
+        """The onemodel.DataType (FLOAT, FLOAT16, ...)."""
+        if self._dtype is None:
+            self._ensure()
+        assert self._dtype is not None  # set from the TensorInfo
+        return self._dtype
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @property
+    def grad_fn(self) -> Optional[str]:
+        """The operation that recorded this tensor ("MatMul"), or None (leaves, untracked)."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._leaf or not self._requires_grad
+
+    @property
+    def handle(self) -> str:
+        self._ensure()
+        return self._info.handle
+
+    @property
+    def info(self) -> Any:
+        """The server's TensorInfo (strides, layout, placement, version...); sends the queue."""
+        self._ensure()
+        return self._info
+
+    @property
+    def remote(self) -> Any:
+        """The low-level onemodel.RemoteTensor of this tensor."""
+        from .client import RemoteTensor
+        return RemoteTensor(self.session, self.info)
+
+    def describe(self) -> Any:
+        """DescribeTensor: a fresh low-level RemoteTensor (TensorInfo) from the server."""
+        return self.session.describe(self.handle)
+
+    def flush(self) -> Tensor:
+        """Sends the session's queued operations now."""
+        self._graph.flush()
+        return self
+
+    def numpy(self) -> np.ndarray:
+        """The values as a numpy array (BFLOAT16 widened to float32)."""
+        return self.session.get(self.handle, bfloat16='float32')
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self) -> Any:
+        a = self.numpy()
+        if a.size != 1:
+            raise ValueError('item() of a tensor of %d elements; only one-element tensors have '
+                             'an item' % a.size)
+        return a.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError('len() of a 0-d tensor')
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        """f'{loss:.3f}' formats a one-element tensor's value."""
+        return format(self.item(), spec) if spec else str(self)
+
+    def release(self) -> int:
+        """Forgets the handle on the server (ReleaseTensors); a pool tensor's buffer returns."""
+        return self.session.release(self.handle)
+
+    def copy_(self, value: Any) -> Tensor:
+        """Writes `value` into this tensor in place (PutTensor target): same shape and type;
+        the handle, requires_grad and placement stay. Returns self."""
+        arr, _ = _t.as_array(value, self.dtype)
+        remote = self.session.put(arr, target=self.handle, dtype=self.dtype)
+        self._info = remote.info
+        if self._host is not None:
+            self._host = arr.copy()
+        return self
+
+    def __repr__(self) -> str:
+        parts = [] if self._info is None else [self._info.handle]
+        parts.append('shape=%s' % (list(self._shape) if self._shape is not None else '?'))
+        parts.append('dtype=%s' % (self._dtype.name if self._dtype is not None else '?'))
+        if self._requires_grad:
+            parts.append('requires_grad=True')
+        if self._grad_fn:
+            parts.append('grad_fn=%s' % self._grad_fn)
+        if self._error is not None:
+            parts.append('failed: %s' % self._error.code.name)
+        elif self._pending:
+            parts.append('pending, created at %s:%d' % (self._site.filename.rpartition('/')[2],
+                                                         self._site.lineno)
+                         if self._site else 'pending')
+        else:
+            parts.append({1: 'pool', 2: 'arena'}.get(self._info.placement, 'placement?'))
+        return 'onemodel.Tensor(%s)' % ', '.join(parts)
+
+    def __str__(self) -> str:
+        """The values, numpy-style (this sends the queue and downloads)."""
+        return 'tensor(%s%s)' % (np.array2string(self.numpy(), separator=', ', prefix='tensor('),
+                                 ', grad_fn=%s' % self._grad_fn if self._grad_fn else '')
+
+    # ---- autograd -----------------------------------------------------------------------------
+
+    def backward(self, gradient: Any = None, inputs: Optional[Iterable[Tensor]] = None,
+                 retain_graph: bool = False) -> None:
+        """Adds d self / d input to each input's .grad (like torch). inputs: the tensors to
+        differentiate with respect to (default: every leaf that requires gradients that self
+        depends on). gradient: required unless self has one element. One Run for the queued
+        forward, then one Backward."""
+        if inputs is None:
+            inputs = _leaves(self)
+        else:
+            inputs = list(inputs)
+        grads = grad(self, inputs, gradient, retain_graph=retain_graph)
+        for x, g in zip(inputs, grads):
+            x.grad = g if x.grad is None else x.grad + g
+        return None
+
+    def detach(self) -> Tensor:
+        return apply('Detach', self)
+
+    # ---- operators ----------------------------------------------------------------------------
+
+    def __add__(self, o: Operand) -> Tensor: return apply('Add', self, o)
+    def __radd__(self, o: Operand) -> Tensor: return apply('Add', o, self)
+    def __sub__(self, o: Operand) -> Tensor: return apply('Sub', self, o)
+    def __rsub__(self, o: Operand) -> Tensor: return apply('Sub', o, self)
+    def __mul__(self, o: Operand) -> Tensor: return apply('Mul', self, o)
+    def __rmul__(self, o: Operand) -> Tensor: return apply('Mul', o, self)
+    def __truediv__(self, o: Operand) -> Tensor: return apply('Div', self, o)
+    def __rtruediv__(self, o: Operand) -> Tensor: return apply('Div', o, self)
+    def __pow__(self, o: Operand) -> Tensor: return apply('Pow', self, o)
+    def __rpow__(self, o: Operand) -> Tensor: return apply('Pow', o, self)
+    def __matmul__(self, o: Operand) -> Tensor: return apply('MatMul', self, o)
+    def __rmatmul__(self, o: Operand) -> Tensor: return apply('MatMul', o, self)
+    def __neg__(self) -> Tensor: return apply('Neg', self)
+    def __pos__(self) -> Tensor: return self
+    def __abs__(self) -> Tensor: return apply('Abs', self)
+
+    __lt__ = _not_supported('__lt__')
+    __le__ = _not_supported('__le__')
+    __gt__ = _not_supported('__gt__')
+    __ge__ = _not_supported('__ge__')
+    __eq__ = _not_supported('__eq__')
+    __ne__ = _not_supported('__ne__')
+
+    # ---- elementwise --------------------------------------------------------------------------
+
+    def add(self, o: Operand) -> Tensor: return apply('Add', self, o)
+    def sub(self, o: Operand) -> Tensor: return apply('Sub', self, o)
+    def mul(self, o: Operand) -> Tensor: return apply('Mul', self, o)
+    def div(self, o: Operand) -> Tensor: return apply('Div', self, o)
+    def pow(self, o: Operand) -> Tensor: return apply('Pow', self, o)
+    def maximum(self, o: Operand) -> Tensor: return apply('Max', self, o)
+    def minimum(self, o: Operand) -> Tensor: return apply('Min', self, o)
+    def matmul(self, o: Operand) -> Tensor: return apply('MatMul', self, o)
+    def neg(self) -> Tensor: return apply('Neg', self)
+    def abs(self) -> Tensor: return apply('Abs', self)
+    def exp(self) -> Tensor: return apply('Exp', self)
+    def log(self) -> Tensor: return apply('Log', self)
+    def sqrt(self) -> Tensor: return apply('Sqrt', self)
+    def relu(self) -> Tensor: return apply('Relu', self)
+    def sigmoid(self) -> Tensor: return apply('Sigmoid', self)
+    def tanh(self) -> Tensor: return apply('Tanh', self)
+
+    def gelu(self) -> Tensor:
+        """The tanh approximation (torch's gelu(approximate='tanh'))."""
+        return apply('Gelu', self)
+
+    # ---- reductions, softmax, pooling ---------------------------------------------------------
+
+    def sum(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
+        """Sum over `axes` (an int or a list; default all)."""
+        return apply('Sum', self, **_reduce_attrs(axes, keepdims))
+
+    def mean(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
+        return apply('Mean', self, **_reduce_attrs(axes, keepdims))
+
+    def softmax(self, axis: int = -1, scale: float = 1.0) -> Tensor:
+        """softmax(scale * x) along `axis`."""
+        return apply('Softmax', self, axis=int(axis), scale=float(scale))
+
+    def log_softmax(self, axis: int = -1, scale: float = 1.0) -> Tensor:
+        return apply('LogSoftmax', self, axis=int(axis), scale=float(scale))
+
+    def max_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0) -> Tensor:
+        """Over an (N, C, H, W) tensor; each argument an int or a pair (like torch's)."""
+        return apply('MaxPool2d', self, kernel_shape=_pair(kernel_size), strides=_pair(stride),
+                     pads=_pair(padding))
+
+    # ---- conversion -------------------------------------------------------------------------
+
+    def cast(self, dtype: Any) -> Tensor:
+        """A new tensor of `dtype` ("float16", np.float64, onemodel.DataType.INT32, ...)."""
+        return apply('Cast', self, to=int(_t.data_type(dtype)))
+
+    def contiguous(self) -> Tensor:
+        return apply('Contiguous', self)
+
+    def copy(self, placement: Optional[str] = None) -> Tensor:
+        """A new contiguous tensor; placement='pool' keeps it across arena resets."""
+        return apply('Copy', self, placement=placement)
+
+    def to_layout(self, layout: str, block: int = 16) -> Tensor:
+        """"NCHW", "NHWC" or "Blocked" (rank 4)."""
+        attrs: Dict[str, Any] = {'layout': str(layout)}
+        if str(layout).lower() == 'blocked':
+            attrs['block'] = int(block)
+        return apply('ToLayout', self, **attrs)
+
+    # ---- views --------------------------------------------------------------------------------
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return apply('Reshape', self, shape=_shape_args(shape))
+
+    def permute(self, *dims: Any) -> Tensor:
+        return apply('Permute', self, perm=_shape_args(dims))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return apply('Transpose', self, dim0=int(dim0), dim1=int(dim1))
+
+    @property
+    def T(self) -> Tensor:
+        """The dimensions reversed (a view)."""
+        n = self.ndim
+        return self if n < 2 else self.permute(list(range(n - 1, -1, -1)))
+
+    def expand(self, *shape: Any) -> Tensor:
+        return apply('Expand', self, shape=_shape_args(shape))
+
+    def squeeze(self, axes: Optional[Ints] = None) -> Tensor:
+        return apply('Squeeze', self) if axes is None else apply('Squeeze', self, axes=_ints(axes))
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return apply('Unsqueeze', self, dim=int(dim))
+
+    def slice(self, dim: int, start: Optional[int] = None, stop: Optional[int] = None,
+              step: Optional[int] = None) -> Tensor:
+        """numpy slicing start:stop:step along `dim` (a view)."""
+        step = 1 if step is None else int(step)
+        if start is None:
+            start = 0 if step > 0 else _BIG
+        if stop is None:
+            stop = _BIG if step > 0 else -_BIG - 1
+        return apply('Slice', self, dim=int(dim), start=int(start), stop=int(stop), step=step)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """Basic indexing through views: ints, slices, None and ... (x[1:3, ::-1], x[0],
+        x[..., None]). Tensors or lists as indices are not supported."""
+        key = key if isinstance(key, tuple) else (key,)
+        real = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError('an index can only have a single ellipsis (...)')
+        shape = self.shape
+        if real > len(shape):
+            raise IndexError('too many indices for a tensor of rank %d' % len(shape))
+        out, dim, src, squeeze = self, 0, 0, []
+        for k in key:
+            if k is Ellipsis:
+                dim += len(shape) - real
+                src += len(shape) - real
+            elif k is None:
+                out = out.unsqueeze(dim)
+                dim += 1
+            elif isinstance(k, slice):
+                if k != slice(None):
+                    out = out.slice(dim, k.start, k.stop, k.step)
+                dim, src = dim + 1, src + 1
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                n = shape[src]
+                if not -n <= k < n:
+                    raise IndexError('index %d is out of bounds for dimension %d with size %d'
+                                     % (k, src, n))
+                i = int(k) % n
+                out = out.slice(dim, i, i + 1)
+                squeeze.append(dim)
+                dim, src = dim + 1, src + 1
+            else:
+                raise TypeError('only ints, slices, None and ... index a onemodel.Tensor (got %s)'
+                                % type(k).__name__)
+        return out.squeeze(squeeze) if squeeze else out
+
+
+def _reduce_attrs(axes: Optional[Ints], keepdims: bool) -> dict:
+    attrs: Dict[str, Any] = {'keepdims': int(bool(keepdims))}
+    if axes is not None:
+        attrs['axes'] = _ints(axes)
+    return attrs
+
+
+def _leaves(root: Tensor) -> List[Tensor]:
+    """The leaves that require gradients reachable from root, in first-visit order."""
+    out, seen, stack = [], set(), [root]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if t._leaf and t._requires_grad:
+            out.append(t)
+        stack.extend(x for x in reversed(t._inputs) if isinstance(x, Tensor))
+    if not out:
+        raise ValueError('backward(): the tensor depends on no leaf that requires gradients; '
+                         'make parameters with Session.parameter() or requires_grad=True')
+    return out
+
+
+def grad(output: Tensor, inputs: Union[Tensor, Iterable[Tensor]], grad_output: Any = None,
+         retain_graph: bool = False) -> List[Tensor]:
+    """d output / d input for each input, as new Tensors (like torch.autograd.grad); .grad is
+    not touched. Sends the queued operations (one Run), then one Backward."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    for x in [output] + inputs:
+        if not isinstance(x, Tensor):
+            raise TypeError('grad() takes onemodel.Tensor values, got %s' % type(x).__name__)
+        x._ensure()
+    if isinstance(grad_output, Tensor):
+        grad_output = grad_output.handle
+    elif grad_output is not None:
+        grad_output = _t.to_tensor_proto(_t.as_array(grad_output, output.dtype)[0])
+    grads = output.session.backward(output.handle, [x.handle for x in inputs],
+                                    grad_output=grad_output, retain_graph=retain_graph)
+    return [Tensor.from_remote(g) for g in grads]
+
+
+def tensor(session: Any, data: Any, *, requires_grad: bool = False, dtype: Any = None,
+           placement: Optional[str] = None) -> Tensor:
+    """Uploads `data` (PutTensor, or streamed when large) and returns its leaf Tensor. Floating
+    numpy arrays and Python numbers become FLOAT unless `dtype` says otherwise."""
+    if dtype is None and not (type(data).__module__.startswith('torch')):
+        if np.asarray(data).dtype.kind == 'f':
+            dtype = _t.DataType.FLOAT
+    remote = session.put(data, requires_grad=requires_grad, dtype=dtype, placement=placement)
+    return Tensor.from_remote(remote, leaf=True)
+
+
+def parameter(session: Any, data: Any, *, dtype: Any = None) -> Tensor:
+    """A leaf that requires gradients, in the pool (it survives arena resets). The optimizers
+    of onemodel.optim update it in place."""
+    t = tensor(session, data, requires_grad=True, dtype=dtype, placement='pool')
+    t._host = _t.as_array(data, t.dtype)[0].copy()
+    return t

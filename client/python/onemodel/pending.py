@@ -1,0 +1,211 @@
+"""Lazy batching for the tensor API: a session's operations wait here and go as one Run.
+
+Each operation made through onemodel.Tensor is queued with the Python line that created it.
+The queue is sent as one RunRequest when a value is needed (numpy(), item(), backward(), a
+shape that could not be inferred, describe()), on Session.flush(), when the recording mode
+changes (no_grad), or when it reaches max_run_operations. Operations whose Tensor was dropped
+before a flush (and that nothing alive depends on) are never sent.
+
+When the server refuses operation K of the Run, the error is raised again with the line that
+created operation K; that tensor and everything made from it keep the error; the other queued
+operations stay queued. Session.reset_arena() is deferred into the next Run (reset_arena=True):
+arena tensors made before it are stale from then on, as the server would say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import re
+import sys
+import weakref
+from typing import Any, Dict, Iterator, List, Optional
+
+import grpc
+import numpy as np
+
+from . import errors
+from . import tensors as _t
+
+MAX_RUN_OPERATIONS = 4096  # the server's default --max-run-operations (docs/protocol.md 11)
+_OPERATION_ERROR = re.compile(r'^operation (\d+) \(')
+_PACKAGE = __name__.rpartition('.')[0]
+_PLACEMENTS = {None: 0, 'pool': 1, 'arena': 2}  # the protocol's Placement values
+
+
+class Site:
+    """Where user code created an operation: file, line, function."""
+
+    __slots__ = ('filename', 'lineno', 'function')
+
+    def __init__(self, filename: str, lineno: int, function: str) -> None:
+        self.filename, self.lineno, self.function = filename, lineno, function
+
+    def __str__(self) -> str:
+        code = linecache.getline(self.filename, self.lineno).strip()
+        return '%s:%d in %s%s' % (self.filename, self.lineno, self.function,
+                                  (': ' + code) if code else '')
+
+    def __repr__(self) -> str:
+        return 'Site(%s:%d)' % (self.filename, self.lineno)
+
+
+def creation_site() -> Optional[Site]:
+    """The innermost frame outside the onemodel package (the user's line)."""
+    f: Any = sys._getframe(1)
+    while f is not None and f.f_globals.get('__name__', '').partition('.')[0] == _PACKAGE:
+        f = f.f_back
+    if f is None:
+        return None
+    return Site(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def with_site(err: errors.OneModelError, site: Optional[Site],
+              method: str = 'Run') -> errors.OneModelError:
+    """A copy of a OneModelError whose message ends with the line that created the operation."""
+    if site is None:
+        return err
+    new: Any = errors.OneModelError.__new__(type(err))
+    errors.OneModelError.__init__(new, err.code, '%s\n  (the operation was created at %s)'
+                                  % (err.details, site), method)
+    new.site = site
+    new.rpc_error = getattr(err, 'rpc_error', None)
+    return new
+
+
+def stale_error(handle: str) -> errors.OneModelError:
+    return errors.FailedPrecondition(
+        grpc.StatusCode.FAILED_PRECONDITION, "tensor '%s' is stale: it lived in the session's arena, which was reset since "
+        "(Session.reset_arena()); run the operations again, or keep the result in the pool "
+        "(placement='pool')" % handle, 'ResetArena')
+
+
+class Graph:
+    """The tensor API's state of one session: queued operations, recording mode, arena epoch."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.queue: List[Any] = []   # weak references to pending Tensors, in creation order
+        self.queue_no_grad = False   # the recording mode of the queued operations
+        self.no_grad_depth = 0
+        self.reset_next = False      # send reset_arena with the next Run
+        self.arena_epoch = 0         # increases with every reset_arena()
+        self.max_run_operations = MAX_RUN_OPERATIONS
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self.no_grad_depth == 0
+
+    @contextlib.contextmanager
+    def no_grad(self) -> Iterator[None]:
+        """Operations made inside record nothing for backward (RunRequest.no_grad)."""
+        self.no_grad_depth += 1
+        try:
+            yield
+        finally:
+            self.no_grad_depth -= 1
+
+    def _live(self) -> List[Any]:
+        out = []
+        for ref in self.queue:
+            t = ref()
+            if t is not None and t._pending:
+                out.append(t)
+        return out
+
+    def add(self, tensor: Any) -> None:
+        """Queues a pending Tensor (flushing first when the recording mode differs)."""
+        if self.queue and self.queue_no_grad != tensor._no_grad:
+            self.flush()
+        self.queue_no_grad = tensor._no_grad
+        self.queue.append(weakref.ref(tensor))
+        if len(self.queue) >= self.max_run_operations:
+            self.flush()
+
+    def flush(self) -> None:
+        """Sends every queued operation that is still wanted, as one Run (several when more
+        than max_run_operations), with a deferred arena reset; raises the error of a refused
+        operation with the line that created it."""
+        from .client import pb  # (client.py imports the tensor API lazily)
+        live = self._live()
+        self.queue = []
+        if not live:
+            if self.reset_next:
+                self.reset_next = False
+                self.session._call('ResetArena', pb.ResetArenaRequest(session_id=self.session.id))
+            return
+        for start in range(0, len(live), self.max_run_operations):
+            self._run(live[start:start + self.max_run_operations], live[start:])
+
+    def _run(self, chunk: List[Any], rest: List[Any]) -> None:
+        """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
+        index = {id(t): i for i, t in enumerate(chunk)}
+        ops = [_operation(t, index) for t in chunk]
+        reset, self.reset_next = self.reset_next, False
+        try:
+            outputs = self.session.run(ops, no_grad=chunk[0]._no_grad, reset_arena=reset)
+        except errors.OneModelError as e:
+            if not _OPERATION_ERROR.match(e.details):
+                self.reset_next = self.reset_next or reset  # refused before the reset: retry it
+            raise self._fail(rest, e) from None
+        for t, out in zip(chunk, outputs):
+            t._materialize(out.info, self.arena_epoch)
+
+    def _fail(self, live: List[Any], err: errors.OneModelError) -> errors.OneModelError:
+        """Marks the refused operation and its dependents failed, requeues the rest; returns the
+        error to raise."""
+        m = _OPERATION_ERROR.match(err.details)
+        if not m or int(m.group(1)) >= len(live):
+            self.queue = [weakref.ref(t) for t in live]  # not one operation's fault: try again later
+            return err
+        bad = live[int(m.group(1))]
+        located = with_site(err, bad._site)
+        failed = {id(bad)}
+        keep = []
+        for t in live:
+            if id(t) in failed or any(id(x) in failed for x in t._inputs):
+                failed.add(id(t))
+                t._fail(located)
+            else:
+                keep.append(weakref.ref(t))
+        self.queue = keep
+        return located
+
+    def reset_arena(self) -> None:
+        """Defers an arena reset into the next Run. Queued operations placed in the pool run
+        first (one Run now); queued arena operations would be stale at once, so they are
+        dropped and fail with the stale error if used."""
+        live = self._live()
+        if any(t._placement == 'pool' for t in live):
+            self.flush()
+            live = []
+        for t in live:
+            t._fail(stale_error('(created at %s, not yet run)' % (t._site,)))
+        self.queue = []
+        self.arena_epoch += 1
+        self.reset_next = True
+
+
+def _operation(t: Any, index: Dict[int, int]) -> Any:
+    """The protocol Operation of a queued Tensor; `index` numbers the Run's earlier outputs."""
+    from .client import pb
+    op = pb.Operation(op=t._op, placement=_PLACEMENTS[t._placement])
+    for x in t._inputs:
+        if isinstance(x, np.ndarray):
+            op.inputs.add(tensor=_t.TensorProto(data_type=_t.DataType.FLOAT, dims=x.shape,
+                                                raw_data=x.astype('<f4', copy=False).tobytes()))
+        elif id(x) in index:
+            op.inputs.add(output=index[id(x)])
+        else:
+            op.inputs.add(handle=x._info.handle)
+    for name, value in t._attrs.items():
+        op.attributes[name].CopyFrom(value)
+    return op
+
+
+def graph(session: Any) -> Graph:
+    """The session's Graph (made on first use)."""
+    g = getattr(session, '_graph', None)
+    if g is None:
+        g = session._graph = Graph(session)
+    return g

@@ -1,0 +1,178 @@
+"""Client-side shape and type inference for the operations of docs/protocol.md section 5.
+
+The tensor API (onemodel.lazy_tensor) uses it so that `x.shape` and `x.dtype` of an operation
+not yet sent need no round trip. It only predicts: the server stays the judge. When a shape
+cannot be predicted (an unknown operation, inputs that do not fit), infer_shape returns None
+and the shape is fetched when it is asked for; the server then reports the error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import tensors as _t
+
+Shape = Tuple[int, ...]
+Attrs = Dict[str, Any]
+FLOAT = _t.DataType.FLOAT
+# operations whose output keeps the input's data type (the rest compute FLOAT, or Cast)
+SAME_TYPE = frozenset({'Contiguous', 'Copy', 'Detach', 'ToLayout'})
+# operations that never record for backward
+NOT_DIFFERENTIABLE = frozenset({'Detach'})
+# the grad_fn name the server gives (docs/protocol.md section 3)
+GRAD_FN_NAME = {'Transpose': 'Permute'}
+
+
+def _axis(a: int, rank: int) -> int:
+    """A dimension index in [0, rank), or ValueError."""
+    if not -rank <= a < max(rank, 1):
+        raise ValueError('axis %d out of range for rank %d' % (a, rank))
+    return a % rank if rank else 0
+
+
+def _matmul(a: Shape, b: Shape) -> Shape:
+    if not a or not b:
+        raise ValueError('MatMul of a scalar')
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise ValueError('inner dimensions differ')
+    out = tuple(np.broadcast_shapes(a2[:-2], b2[:-2])) + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def _reduce(x: Shape, axes: Sequence[int], keepdims: int) -> Shape:
+    reduced = {_axis(a, len(x)) for a in axes} if axes else set(range(len(x)))
+    if keepdims:
+        return tuple(1 if i in reduced else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in reduced)
+
+
+def _reshape(x: Shape, shape: Sequence[int]) -> Shape:
+    count = int(np.prod(x, dtype=np.int64))
+    shape = [int(d) for d in shape]
+    if shape.count(-1) == 1:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or count % known:
+            raise ValueError('cannot infer -1')
+        shape[shape.index(-1)] = count // known
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != count:
+        raise ValueError('element count differs')
+    return tuple(shape)
+
+
+def _pool(x: Shape, attrs: Attrs) -> Shape:
+    kh, kw = attrs['kernel_shape']
+    sh, sw = attrs.get('strides', (1, 1))
+    ph, pw = attrs.get('pads', (0, 0))
+    n, c, h, w = x
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ValueError('window too large')
+    return (n, c, oh, ow)
+
+
+def _slice(x: Shape, attrs: Attrs) -> Shape:
+    d = _axis(attrs.get('dim', 0), len(x))
+    count = len(range(*slice(attrs['start'], attrs['stop'], attrs.get('step', 1)).indices(x[d])))
+    return x[:d] + (count,) + x[d + 1:]
+
+
+def _squeeze(x: Shape, attrs: Attrs) -> Shape:
+    axes = {_axis(a, len(x)) for a in attrs.get('axes', ())}
+    if not axes:
+        return tuple(d for d in x if d != 1)
+    if any(x[a] != 1 for a in axes):
+        raise ValueError('squeezed dimension is not 1')
+    return tuple(d for i, d in enumerate(x) if i not in axes)
+
+
+def _unsqueeze(x: Shape, attrs: Attrs) -> Shape:
+    d = attrs.get('dim', 0)
+    if not -(len(x) + 1) <= d <= len(x):
+        raise ValueError('dim out of range')
+    d = d % (len(x) + 1)
+    return x[:d] + (1,) + x[d:]
+
+
+def _permute(x: Shape, perm: Sequence[int]) -> Shape:
+    if sorted(_axis(p, len(x)) for p in perm) != list(range(len(x))):
+        raise ValueError('not a permutation')
+    return tuple(x[_axis(p, len(x))] for p in perm)
+
+
+def _transpose(x: Shape, attrs: Attrs) -> Shape:
+    d0, d1 = _axis(attrs.get('dim0', 0), len(x)), _axis(attrs.get('dim1', 1), len(x))
+    out = list(x)
+    out[d0], out[d1] = out[d1], out[d0]
+    return tuple(out)
+
+
+def _expand(x: Shape, shape: Sequence[int]) -> Shape:
+    shape = tuple(int(d) for d in shape)
+    if len(shape) < len(x) or tuple(np.broadcast_shapes(x, shape)) != shape:
+        raise ValueError('does not expand')
+    return shape
+
+
+_BINARY = ('Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow')
+_SAME_SHAPE = ('Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Relu', 'Sigmoid', 'Tanh', 'Gelu', 'Softmax',
+               'LogSoftmax', 'Cast', 'Contiguous', 'Copy', 'Detach', 'ToLayout')
+
+_RULES = {
+    'MatMul': lambda s, a: _matmul(s[0], s[1]),
+    'MaxPool2d': lambda s, a: _pool(s[0], a),
+    'Sum': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
+    'Mean': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
+    'Reshape': lambda s, a: _reshape(s[0], a['shape']),
+    'Permute': lambda s, a: _permute(s[0], a.get('perm', ())),
+    'Transpose': lambda s, a: _transpose(s[0], a),
+    'Slice': lambda s, a: _slice(s[0], a),
+    'Expand': lambda s, a: _expand(s[0], a['shape']),
+    'Squeeze': lambda s, a: _squeeze(s[0], a),
+    'Unsqueeze': lambda s, a: _unsqueeze(s[0], a),
+}
+_RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
+_RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
+KNOWN = frozenset(_RULES)
+
+
+def infer_shape(op: str, shapes: Sequence[Optional[Shape]], attrs: Attrs) -> Optional[Shape]:
+    """The output shape of `op` over inputs of `shapes` (tuples; None = unknown), or None when
+    it cannot be predicted (the server will tell, or refuse)."""
+    rule = _RULES.get(op)
+    if rule is None or any(s is None for s in shapes):
+        return None
+    try:
+        return tuple(int(d) for d in rule(shapes, attrs))
+    except (ValueError, KeyError, TypeError, IndexError, ZeroDivisionError):
+        return None
+
+
+def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.DataType]:
+    """The output DataType of `op` over inputs of `dtypes` (None when unknown)."""
+    if op == 'Cast':
+        try:
+            return _t.data_type(attrs['to'])
+        except (KeyError, ValueError):
+            return None
+    if op in SAME_TYPE:
+        return dtypes[0] if dtypes else None
+    return FLOAT if op in KNOWN else None
+
+
+def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any], attrs: Attrs,
+            grad_enabled: bool) -> bool:
+    """Whether the server records `op` for backward (so its output requires gradients)."""
+    if not grad_enabled or op in NOT_DIFFERENTIABLE or not any(input_requires_grad):
+        return False
+    if op == 'Cast':
+        out = infer_dtype(op, dtypes, attrs)
+        return dtypes[0] in _t.FLOATING and out in _t.FLOATING
+    return True

@@ -1,0 +1,174 @@
+"""onemodel.Tensor autograd (backward, grad), the optimizers and nn.Linear against PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+
+import onemodel
+from onemodel import nn, optim
+
+GTOL = {'exact': dict(rtol=2e-5, atol=1e-6), 'fast': dict(rtol=2e-4, atol=1e-5)}
+
+
+def data(seed=11):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((8, 5)).astype(np.float32)
+    w1 = (rng.standard_normal((5, 16)) * 0.5).astype(np.float32)
+    b1 = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    w2 = (rng.standard_normal((16, 3)) * 0.5).astype(np.float32)
+    onehot = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)]
+    return x, [w1, b1, w2], onehot
+
+
+def om_loss(x, p, onehot):
+    return -((((x @ p[0] + p[1]).relu() @ p[2]).log_softmax(1) * onehot).sum(1)).mean()
+
+
+def torch_loss(x, p, onehot):
+    x, onehot = torch.from_numpy(x), torch.from_numpy(onehot)
+    return -(torch.log_softmax(torch.relu(x @ p[0] + p[1]) @ p[2], 1) * onehot).sum(1).mean()
+
+
+def torch_params(values):
+    return [torch.tensor(v, requires_grad=True) for v in values]
+
+
+def test_backward_fills_grad_of_every_leaf(ksess):
+    x, values, onehot = data()
+    params = [ksess.parameter(v) for v in values]
+    loss = om_loss(x, params, onehot)
+    assert loss.requires_grad and loss.grad_fn == 'Neg'
+    loss.backward()
+    tp = torch_params(values)
+    tl = torch_loss(x, tp, onehot)
+    tl.backward()
+    np.testing.assert_allclose(loss.item(), tl.item(), **GTOL[ksess.kind])
+    for p, t in zip(params, tp):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), **GTOL[ksess.kind])
+
+
+def test_backward_inputs_gradient_and_accumulation(sess):
+    x, values, onehot = data(12)
+    params = [sess.parameter(v) for v in values]
+    tp = torch_params(values)
+    out = (x @ params[0] + params[1]).tanh()                 # [8, 16], not a scalar
+    tout = torch.tanh(torch.from_numpy(x) @ tp[0] + tp[1])
+    r = np.random.default_rng(1).standard_normal((8, 16))   # float64: sent as FLOAT
+    out.backward(gradient=r, inputs=[params[0]], retain_graph=True)
+    assert params[1].grad is None and params[2].grad is None
+    out.backward(gradient=sess.tensor(r), inputs=[params[0]])   # accumulates, as torch does
+    tout.backward(torch.from_numpy(r.astype(np.float32)) * 2, inputs=[tp[0]])
+    np.testing.assert_allclose(params[0].grad.numpy(), tp[0].grad.numpy(), **GTOL['exact'])
+    with pytest.raises(onemodel.FailedPrecondition, match='a second time'):
+        out.backward(gradient=r, inputs=[params[0]])   # the graph was freed
+
+
+def test_grad_function(sess):
+    x, values, onehot = data(13)
+    params = [sess.parameter(v) for v in values]
+    loss = om_loss(x, params, onehot)
+    grads = onemodel.grad(loss, (p for p in params))  # any iterable
+    assert all(p.grad is None for p in params)
+    tp = torch_params(values)
+    tgrads = torch.autograd.grad(torch_loss(x, tp, onehot), tp)
+    for g, t in zip(grads, tgrads):
+        assert isinstance(g, onemodel.Tensor) and not g.requires_grad
+        np.testing.assert_allclose(g.numpy(), t.numpy(), **GTOL['exact'])
+
+
+def test_backward_needs_a_leaf(sess):
+    y = sess.tensor(np.ones(3)) * 2
+    with pytest.raises(ValueError, match='no leaf that requires gradients'):
+        y.sum().backward()
+
+
+def run_training(client, opt_om, opt_torch, steps=4):
+    """The losses and final parameters of `steps` steps on both sides."""
+    x, values, onehot = data(21)
+    tp = torch_params(values)
+    topt = opt_torch(tp)
+    with client.session(kernels='exact') as s:
+        params = [s.parameter(v) for v in values]
+        opt = opt_om(params)
+        losses = []
+        for _ in range(steps):
+            s.reset_arena()
+            opt.zero_grad()
+            loss = om_loss(x, params, onehot)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            topt.zero_grad()
+            tl = torch_loss(x, tp, onehot)
+            tl.backward()
+            topt.step()
+            np.testing.assert_allclose(losses[-1], tl.item(), rtol=1e-4, atol=1e-6)
+        for p, t in zip(params, tp):
+            np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+            assert p.requires_grad and p.info.placement == onemodel.pb.PLACEMENT_POOL
+    return losses
+
+
+SGD_CASES = [dict(lr=0.1), dict(lr=0.1, momentum=0.9), dict(lr=0.05, momentum=0.9, dampening=0.3),
+             dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
+             dict(lr=0.1, weight_decay=0.1, maximize=False)]
+
+
+@pytest.mark.parametrize('kw', SGD_CASES, ids=lambda kw: ','.join('%s=%s' % i for i in kw.items()))
+def test_sgd_matches_torch(client, kw):
+    losses = run_training(client, lambda p: optim.SGD(p, **kw),
+                          lambda p: torch.optim.SGD(p, **kw))
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize('kw', [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.1),
+                                dict(lr=0.01, amsgrad=True, eps=1e-6)],
+                         ids=lambda kw: ','.join('%s=%s' % i for i in kw.items()))
+def test_adamw_matches_torch(client, kw):
+    losses = run_training(client, lambda p: optim.AdamW(p, **kw),
+                          lambda p: torch.optim.AdamW(p, **kw))
+    assert losses[-1] < losses[0]
+
+
+def test_optimizer_needs_parameters(sess):
+    with pytest.raises(ValueError, match='Session.parameter'):
+        optim.SGD([sess.tensor(np.ones(2), requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match='Nesterov'):
+        optim.SGD([sess.parameter(np.ones(2))], lr=0.1, nesterov=True)
+
+
+class MLP(nn.Module):
+    def __init__(self, s, rng):
+        self.layers = [nn.Linear(s, 5, 16, rng=rng), nn.Linear(s, 16, 3, rng=rng)]
+
+    def forward(self, x):
+        return self.layers[1](self.layers[0](x).relu())
+
+
+def test_linear_and_module_match_torch(sess):
+    x, _, onehot = data(31)
+    model = MLP(sess, np.random.default_rng(0))
+    params = list(model.parameters())
+    assert [p.shape for p in params] == [(16, 5), (16,), (3, 16), (3,)]
+    tmodel = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    with torch.no_grad():
+        for t, p in zip(tmodel.parameters(), params):
+            t.copy_(torch.from_numpy(p.numpy()))
+    opt, topt = optim.SGD(params, lr=0.1, momentum=0.5), torch.optim.SGD(tmodel.parameters(), lr=0.1,
+                                                                        momentum=0.5)
+    for _ in range(3):
+        sess.reset_arena()
+        opt.zero_grad()
+        loss = -(model(x).log_softmax(1) * onehot).sum(1).mean()
+        loss.backward()
+        opt.step()
+        topt.zero_grad()
+        tl = -(torch.log_softmax(tmodel(torch.from_numpy(x)), 1) * torch.from_numpy(onehot)).sum(1).mean()
+        tl.backward()
+        topt.step()
+        np.testing.assert_allclose(loss.item(), tl.item(), rtol=1e-4)
+    for t, p in zip(tmodel.parameters(), params):
+        np.testing.assert_allclose(p.numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+    bound = 1 / np.sqrt(5)
+    assert np.all(np.abs(nn.Linear(sess, 5, 2).weight.numpy()) <= bound)
+    assert nn.Linear(sess, 5, 2, bias=False).bias is None
