@@ -43,14 +43,6 @@ v1::RunRequest LongMatMul(const Session& session, const TensorHandle& x) {
   return request;
 }
 
-// Sends `request` by a raw stub, so the test holds the call's context.
-grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
-                    grpc::ClientContext& context) {
-  context.AddMetadata("onemodel-session", request.session_id());
-  v1::RunReply reply;
-  return v1::OneModel::NewStub(client.channel())->Run(&context, request, &reply);
-}
-
 // A session with x = [[1]] (fast kernels: the strided MatMul path of MatMulBlas).
 struct LongWork {
   explicit LongWork(client::Client& client)

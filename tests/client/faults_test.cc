@@ -37,14 +37,6 @@ v1::RunRequest LongRun(const Session& session, const TensorHandle& a) {
   return request;
 }
 
-// Sends `request` by a raw stub, so the test holds the call's context.
-grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
-                    grpc::ClientContext& context) {
-  context.AddMetadata("onemodel-session", request.session_id());
-  v1::RunReply reply;
-  return v1::OneModel::NewStub(client.channel())->Run(&context, request, &reply);
-}
-
 class FaultsTest : public ServerTest {
  protected:
   // The server's pool statistics now.

@@ -67,6 +67,13 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
   return true;
 }
 
+grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
+                    grpc::ClientContext& context) {
+  context.AddMetadata("onemodel-session", request.session_id());
+  v1::RunReply reply;
+  return v1::OneModel::NewStub(client.channel())->Run(&context, request, &reply);
+}
+
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo, float hi) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(lo, hi);

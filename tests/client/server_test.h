@@ -54,6 +54,10 @@ class ServerTest : public ::testing::Test {
 bool Eventually(const std::function<bool()>& condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// Sends `request` (its session_id set) by a raw stub, so the test holds the call's context.
+grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
+                    grpc::ClientContext& context);
+
 // `count` floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo = -2.0f, float hi = 2.0f);
 

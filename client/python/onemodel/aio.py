@@ -26,7 +26,7 @@ from . import _transfer
 from . import errors
 from . import tensors as _t
 from .client import (DEFAULT_TARGET, SESSION_HEADER, STREAM_THRESHOLD_BYTES, RemoteTensor,
-                     _handle, _kernels, _placement, make_input, pb, pb_grpc, run_request,
+                     _handle, _kernels, _placement, backward_request, pb, pb_grpc, run_request,
                      upload_header)
 
 
@@ -176,13 +176,7 @@ class AsyncSession:
     async def backward(self, root: Any, inputs: Any, *, grad_output: Any = None,
                        retain_graph: bool = False, placement: Any = None) -> List[RemoteTensor]:
         """As Session.backward: one gradient RemoteTensor per input."""
-        if isinstance(inputs, (str, RemoteTensor)):
-            inputs = [inputs]
-        req = pb.BackwardRequest(session_id=self.id, root=_handle(root),
-                                 inputs=[_handle(h) for h in inputs], retain_graph=retain_graph,
-                                 placement=_placement(placement))
-        if grad_output is not None:
-            req.grad_output.CopyFrom(make_input(grad_output))
+        req = backward_request(self.id, root, inputs, grad_output, retain_graph, placement)
         reply = await self._unary('Backward', req)
         return [RemoteTensor(self, info) for info in reply.gradients]
 

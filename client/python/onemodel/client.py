@@ -428,6 +428,20 @@ class Batch:
             self.run()
 
 
+
+def backward_request(session_id, root, inputs, grad_output=None, retain_graph=False,
+                     placement=None):
+    """The BackwardRequest of Session.backward (and AsyncSession.backward): `inputs` is one
+    handle or a list of them."""
+    if isinstance(inputs, (str, RemoteTensor)):
+        inputs = [inputs]
+    req = pb.BackwardRequest(session_id=session_id, root=_handle(root),
+                             inputs=[_handle(h) for h in inputs], retain_graph=retain_graph,
+                             placement=_placement(placement))
+    if grad_output is not None:
+        req.grad_output.CopyFrom(make_input(grad_output))
+    return req
+
 class Session:
     """A session on the server: its tensors, arena and kernels. Use as a context manager (or
     call close()). Not meant for concurrent use from several threads: the server serializes a
@@ -621,13 +635,7 @@ class Session:
         """Gradients of `root` with respect to `inputs` (like torch.autograd.grad), one
         RemoteTensor per input. grad_output: a handle or an array (required unless the root has
         one element)."""
-        if isinstance(inputs, (str, RemoteTensor)):
-            inputs = [inputs]
-        req = pb.BackwardRequest(session_id=self.id, root=_handle(root),
-                                 inputs=[_handle(h) for h in inputs], retain_graph=retain_graph,
-                                 placement=_placement(placement))
-        if grad_output is not None:
-            req.grad_output.CopyFrom(make_input(grad_output))
+        req = backward_request(self.id, root, inputs, grad_output, retain_graph, placement)
         return [RemoteTensor(self, info) for info in self._call('Backward', req).gradients]
 
     def reset_arena(self, trim=False, keep_bytes=0):
