@@ -62,16 +62,18 @@ TEST_F(SessionChargeTest, HandlesAndRecordsAreChargedAndCloseGivesEverythingBack
   Session session(Options(int64_t{1} << 20), pool_, &server_, workers_);
   std::promise<void> done;
   session.strand().Post([&] {
-    const OpContext ctx = session.ArenaContext();
-    Tensor x = Tensor::Empty(Shape{4}, DType::kFloat, session.ledger()).WithRequiresGrad();
-    session.handles().Add(x, Placement::kPool, true);
-    const int64_t before = session.budget().used();
-    const Tensor y = ops::Neg(x, ctx);
-    ChargeGraph(y, session.budget());
-    session.handles().Add(y, Placement::kArena, true);
-    EXPECT_EQ(session.budget().used() - before,
-              4096 + GradFn(y)->Footprint() + HandleTable::kEntryBytes)
-        << "an arena chunk, the record and the handle";
+    {  // the test's own references go before the close, as a client's would
+      const OpContext ctx = session.ArenaContext();
+      Tensor x = Tensor::Empty(Shape{4}, DType::kFloat, session.ledger()).WithRequiresGrad();
+      session.handles().Add(x, Placement::kPool, true);
+      const int64_t before = session.budget().used();
+      const Tensor y = ops::Neg(x, ctx);
+      ChargeGraph(y, session.budget());
+      session.handles().Add(y, Placement::kArena, true);
+      EXPECT_EQ(session.budget().used() - before,
+                4096 + GradFn(y)->Footprint() + HandleTable::kEntryBytes)
+          << "an arena chunk, the record and the handle";
+    }
     session.Close();
     done.set_value();
   });
