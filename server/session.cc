@@ -53,7 +53,7 @@ int64_t Session::Close() {
 int64_t Session::ChargeQueued() {
   if (!strand_.busy()) return 0;
   try {
-    budget_.Charge(kQueuedRequestBytes);
+    budget_.ChargeWithoutReclaim(kQueuedRequestBytes);  // the strand may be using the arena
   } catch (const MemoryLimitException& e) {
     throw ResourceExhausted("the request would wait behind the session's others, which needs " +
                             std::to_string(kQueuedRequestBytes) + " B of its memory: " + e.what() +

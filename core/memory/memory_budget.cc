@@ -8,14 +8,14 @@ namespace onemodel {
 
 void MemoryBudget::Charge(int64_t bytes) {
   try {
-    TryCharge(bytes);
+    ChargeWithoutReclaim(bytes);
   } catch (const MemoryLimitException&) {
     if (!reclaim_ || !reclaim_()) throw;
-    TryCharge(bytes);
+    ChargeWithoutReclaim(bytes);
   }
 }
 
-void MemoryBudget::TryCharge(int64_t bytes) {
+void MemoryBudget::ChargeWithoutReclaim(int64_t bytes) {
   int64_t used = used_.load(std::memory_order_relaxed);
   do {
     if (bytes > limit_ - used) {

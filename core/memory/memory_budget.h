@@ -34,6 +34,9 @@ class MemoryBudget {
   // chunks) and says whether it gave any; it runs on the charging thread, so set one only
   // where every charge comes from the holder's own thread (a session's strand).
   void SetReclaimer(std::function<bool()> reclaim) { reclaim_ = std::move(reclaim); }
+  // As Charge, but never runs this budget's reclaimer: for a charge from a thread other than
+  // the holder's (a request queued from a gRPC thread while the strand uses the arena).
+  void ChargeWithoutReclaim(int64_t bytes);
   // Gives back what Charge took.
   void Refund(int64_t bytes);
 
@@ -42,9 +45,6 @@ class MemoryBudget {
   const std::string& name() const { return name_; }
 
  private:
-  // Charge() without the reclaimer.
-  void TryCharge(int64_t bytes);
-
   const std::string name_;
   const int64_t limit_;
   MemoryBudget* const parent_;

@@ -149,6 +149,22 @@ TEST(MemoryBudget, AParentRefusalAlsoRunsTheChildsReclaimer) {
   EXPECT_EQ(server.used(), 600);
 }
 
+TEST(MemoryBudget, ChargeWithoutReclaimRefusesWithoutRunningTheReclaimer) {
+  MemoryBudget session("session memory limit", 800);
+  int calls = 0;
+  session.SetReclaimer([&] {
+    ++calls;
+    session.Refund(500);
+    return true;
+  });
+  session.Charge(600);
+  EXPECT_THROW(session.ChargeWithoutReclaim(300), MemoryLimitException);
+  EXPECT_EQ(calls, 0) << "another thread must not trim the holder's arena";
+  EXPECT_EQ(session.used(), 600);
+  session.ChargeWithoutReclaim(200);
+  EXPECT_EQ(session.used(), 800);
+}
+
 TEST(MemoryBudget, AnArenaTrimmedByItsOwnChargeStaysConsistent) {
   BufferPool pool;
   MemoryBudget budget("session memory limit", 3 * SizeClassBytes(4096));
