@@ -195,9 +195,14 @@ void UploadReactor::Start() {
         header_.data_type(), std::span<const int64_t>(header_.dims().data(), header_.dims_size()));
     placement_ = PlacementOf(header_.placement(), Placement::kPool);
     if (!header_.target().empty()) session_->handles().Find(header_.target());
+    // Reserved before the buffer is rented, so a rented upload buffer always has its
+    // reservation; a tensor larger than the session's whole limit gets the session's refusal
+    // (it says more) from the allocation first.
+    const bool fits_session = h.bytes <= session_->budget().limit();
+    if (fits_session) Reserve(h.bytes);
     tensor_ =
         Tensor::Empty(h.shape, h.dtype, UploadAllocator(*session_, placement_, header_.target()));
-    Reserve(h.bytes);  // after the session's own limits, whose refusal says more
+    if (!fits_session) Reserve(h.bytes);
     total_ = h.bytes;
     destination_ = tensor_.MutableRawData().data();  // one write, as PutTensor's decode
   } catch (...) {
