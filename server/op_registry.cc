@@ -296,7 +296,8 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
                           " (got " + std::to_string(inputs) + ")");
   }
   for (const auto& [name, value] : attributes) {
-    const auto known_name = [&](const AttrSpec& a) { return a.name == name; };
+    const std::string& given = name;  // (clang 14 cannot capture a structured binding)
+    const auto known_name = [&](const AttrSpec& a) { return a.name == given; };
     if (std::any_of(spec.attributes.begin(), spec.attributes.end(), known_name)) continue;
     std::string known;
     for (const AttrSpec& a : spec.attributes)

@@ -189,7 +189,9 @@ def main():
             peak = max(peak, rss_kib(server.pid))
             streams = sum(counts)
             if args.mutual_tls:
-                healthy = len(refused) == args.connections and streams == 0
+                # (with TLS 1.3 the client may write frames before the server's alert arrives:
+                # they are counted as sent, but the server never reads them)
+                healthy = len(refused) == args.connections
                 after = f"{len(refused)} of {args.connections} connections refused"
             else:
                 healthy = health_ok(port, args.tls)
