@@ -1,4 +1,5 @@
 #include "server/daemon.h"
+#include "server/logging.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -71,7 +72,7 @@ class ShutdownWatch {
             "onemodeld has not stopped {} s after its drain time: exiting at once with "
             "code {}",
             kExitMargin.count(), kExitDrainOverrun);
-        spdlog::shutdown();
+        FlushLogs();
         _exit(kExitDrainOverrun);
       }
     }
@@ -118,7 +119,9 @@ int RunDaemon(const ServerConfig& config) {
   const int64_t open = server->Shutdown(drain);
   const int exit_code = watch.second_signal() ? kExitSecondSignal : kExitDrained;
   spdlog::info("onemodeld stopped: {} open session(s) closed; exit code {}", open, exit_code);
-  spdlog::shutdown();  // flushes the log
+  // Not spdlog::shutdown(): that drops the logger, and a late call refused on a gRPC thread
+  // before _exit would log through a null one.
+  FlushLogs();
   // Every call has ended and every session is closed. The process leaves without gRPC's own
   // shutdown (~Server): that answers calls still arriving, before their clients have seen its
   // GOAWAY, with a bare CANCELLED, where the closed connection gives them UNAVAILABLE; and it

@@ -142,4 +142,6 @@ void ConfigureLogging(const std::string& level, const std::string& format) {
   spdlog::set_default_logger(std::move(logger));
 }
 
+void FlushLogs() { spdlog::default_logger_raw()->flush(); }
+
 }  // namespace onemodel::server

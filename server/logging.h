@@ -18,6 +18,10 @@ namespace onemodel::server {
 // Sets the level (trace..off) and the format (text | json) of the default logger.
 void ConfigureLogging(const std::string& level, const std::string& format);
 
+// Writes out every line the default logger holds. The logger stays usable: the process exits
+// while gRPC still refuses late calls on other threads, and those refusals are logged.
+void FlushLogs();
+
 // `text` with the tag of every tensor handle in it ("p12.0123456789abcdef") replaced by
 // "<tag>": failed calls are logged with their message, which may quote a handle.
 std::string RedactHandleTags(std::string_view text);

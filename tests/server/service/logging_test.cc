@@ -2,6 +2,7 @@
 #include "server/logging.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 namespace onemodel::server {
 namespace {
@@ -22,6 +23,15 @@ TEST(RedactHandleTags, LeavesTextWithoutHandlesAlone) {
 TEST(RedactHandleTags, RedactsATagFollowedByMoreHex) {
   // A tag is 16 hex digits; whatever follows is not part of the handle and stays.
   EXPECT_EQ(RedactHandleTags("p3.0123456789abcdef00"), "p3.<tag>00");
+}
+
+TEST(FlushLogs, LeavesTheLoggerUsableForCallsRefusedDuringTheExit) {
+  ConfigureLogging("info", "text");
+  FlushLogs();
+  ASSERT_NE(spdlog::default_logger_raw(), nullptr);
+  testing::internal::CaptureStderr();
+  spdlog::warn("request r1 Run session s0 failed: UNAVAILABLE");
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("request r1 Run"), std::string::npos);
 }
 
 }  // namespace
