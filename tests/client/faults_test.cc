@@ -67,22 +67,12 @@ TEST_F(FaultsTest, AClientThatDisconnectsMidUploadLeavesNothingBehind) {
   Probe probe = NewProbe();
   const v1::PoolStats before = Pool();
   {
-    auto stub = v1::OneModel::NewStub(client().channel());
-    grpc::ClientContext context;
-    context.AddMetadata("onemodel-session", probe.session.id());
-    v1::TensorInfo info;
-    auto writer = stub->UploadTensor(&context, &info);
-    v1::UploadTensorRequest message;
-    message.mutable_header()->set_session_id(probe.session.id());
-    message.mutable_header()->set_data_type(P::FLOAT);
-    message.mutable_header()->add_dims(4 << 20);  // 16 MiB announced, 4 MiB sent
-    ASSERT_TRUE(writer->Write(message));
-    message.set_data(std::string(1 << 20, '\0'));
-    for (int i = 0; i < 4; ++i) ASSERT_TRUE(writer->Write(message));
+    RawUpload upload(client(), probe.session, {4 << 20});  // 16 MiB announced, 4 MiB sent
+    ASSERT_TRUE(upload.header_sent());
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(upload.Send(std::string(1 << 20, '\0')));
     ASSERT_TRUE(Eventually([&] { return Pool().rented_bytes() > before.rented_bytes(); }))
         << "the server never allocated the upload";
-    context.TryCancel();
-    EXPECT_EQ(writer->Finish().error_code(), StatusCode::CANCELLED);
+    EXPECT_EQ(upload.Cancel().error_code(), StatusCode::CANCELLED);
   }
   EXPECT_TRUE(Eventually([&] {
     const v1::PoolStats now = Pool();
@@ -93,37 +83,6 @@ TEST_F(FaultsTest, AClientThatDisconnectsMidUploadLeavesNothingBehind) {
   EXPECT_EQ(probe.session.Stats().session().handles(), 1) << "the upload made no handle";
   ExpectUsable(probe);
 }
-
-// An upload stream of `session` the test drives: UploadTensor with a header announcing `dims`
-// of `type` placed at `placement`.
-struct RawUpload {
-  RawUpload(client::Client& client, const Session& session, P::DataType type, int64_t elements,
-            v1::Placement placement)
-      : stub(v1::OneModel::NewStub(client.channel())) {
-    context.AddMetadata("onemodel-session", session.id());
-    writer = stub->UploadTensor(&context, &info);
-    v1::UploadTensorRequest message;
-    message.mutable_header()->set_session_id(session.id());
-    message.mutable_header()->set_data_type(type);
-    message.mutable_header()->add_dims(elements);
-    message.mutable_header()->set_placement(placement);
-    header_sent = writer->Write(message);
-  }
-  // Sends `data` as one chunk, ends the stream and returns its status.
-  grpc::Status SendAll(std::string data) {
-    v1::UploadTensorRequest message;
-    message.set_data(std::move(data));
-    writer->Write(message);
-    writer->WritesDone();
-    return writer->Finish();
-  }
-
-  std::unique_ptr<v1::OneModel::Stub> stub;
-  grpc::ClientContext context;
-  v1::TensorInfo info;
-  std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer;
-  bool header_sent = false;
-};
 
 // 1 MiB of BOOL bytes, all 0 or 1 but one 2: the server refuses them after the last chunk.
 std::string BoolsWithABadByte() {
@@ -137,8 +96,8 @@ TEST_F(FaultsTest, ARefusedBoolUploadGivesItsMemoryBack) {
   const TensorHandle x = session.Put<float>(std::vector<float>{1, 2, 3}, {3});
   const v1::SessionStats before = session.Stats().session();
   for (int i = 0; i < 12; ++i) {  // 12 MiB refused in an 8 MiB session
-    RawUpload upload(client(), session, P::BOOL, 1 << 20, v1::PLACEMENT_POOL);
-    ASSERT_TRUE(upload.header_sent);
+    RawUpload upload(client(), session, {1 << 20}, P::BOOL, v1::PLACEMENT_POOL);
+    ASSERT_TRUE(upload.header_sent());
     const grpc::Status status = upload.SendAll(BoolsWithABadByte());
     ASSERT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT)
         << "upload " << i << ": " << status.error_message();
@@ -157,8 +116,8 @@ TEST_F(FaultsTest, AFailedArenaUploadGivesItsArenaBytesBack) {
   const v1::ArenaStats before = session.Stats().session().arena();
   int64_t chunks = 0;
   for (int i = 0; i < 3; ++i) {
-    RawUpload upload(client(), session, P::BOOL, 1 << 20, v1::PLACEMENT_ARENA);
-    ASSERT_TRUE(upload.header_sent);
+    RawUpload upload(client(), session, {1 << 20}, P::BOOL, v1::PLACEMENT_ARENA);
+    ASSERT_TRUE(upload.header_sent());
     const grpc::Status status = upload.SendAll(BoolsWithABadByte());
     ASSERT_EQ(status.error_code(), StatusCode::INVALID_ARGUMENT) << status.error_message();
     const v1::ArenaStats now = session.Stats().session().arena();
@@ -175,16 +134,13 @@ TEST_F(FaultsTest, AClientThatDisconnectsMidArenaUploadGivesItsArenaBytesBack) {
   const v1::SessionStats before = session.Stats().session();
   const v1::PoolStats pool_before = Pool();
   {
-    RawUpload upload(client(), session, P::FLOAT, 4 << 20, v1::PLACEMENT_ARENA);  // 16 MiB
-    ASSERT_TRUE(upload.header_sent);
-    v1::UploadTensorRequest message;
-    message.set_data(std::string(1 << 20, '\0'));
-    for (int i = 0; i < 4; ++i) ASSERT_TRUE(upload.writer->Write(message));
+    RawUpload upload(client(), session, {4 << 20}, P::FLOAT, v1::PLACEMENT_ARENA);  // 16 MiB
+    ASSERT_TRUE(upload.header_sent());
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(upload.Send(std::string(1 << 20, '\0')));
     // The session's first arena chunk holds the upload: the pool lends it.
     ASSERT_TRUE(Eventually([&] { return Pool().rented_bytes() > pool_before.rented_bytes(); }))
         << "the server never allocated the upload";
-    upload.context.TryCancel();
-    EXPECT_EQ(upload.writer->Finish().error_code(), StatusCode::CANCELLED);
+    EXPECT_EQ(upload.Cancel().error_code(), StatusCode::CANCELLED);
   }
   // The session's statistics are published once the upload has let the session go.
   EXPECT_TRUE(Eventually([&] { return session.Stats().session().requests() > before.requests(); }));

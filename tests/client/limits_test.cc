@@ -209,27 +209,6 @@ TEST_F(RefusalTest, AHundredGiBTensorIsRefusedBeforeAnyAllocation) {
   ExpectUsable(session, x, kValues);
 }
 
-// A raw upload stream of `session`; the test drives it message by message.
-struct RawUpload {
-  explicit RawUpload(client::Client& client, const Session& session)
-      : stub(v1::OneModel::NewStub(client.channel())) {
-    context.AddMetadata("onemodel-session", session.id());
-    writer = stub->UploadTensor(&context, &info);
-  }
-  bool Header(const Session& session, std::vector<int64_t> dims) {
-    v1::UploadTensorRequest message;
-    message.mutable_header()->set_session_id(session.id());
-    message.mutable_header()->set_data_type(P::FLOAT);
-    message.mutable_header()->mutable_dims()->Add(dims.begin(), dims.end());
-    return writer->Write(message);
-  }
-
-  std::unique_ptr<v1::OneModel::Stub> stub;
-  grpc::ClientContext context;
-  v1::TensorInfo info;
-  std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer;
-};
-
 TEST_F(RefusalTest, SlowUploadsCannotHoldTheCeilingAgainstAnotherSession) {
   // Three sessions each start a 12 MiB upload and send almost nothing: together they would
   // hold 36 of the 40 MiB ceiling. --max-upload-bytes-in-flight (by default half the
@@ -239,18 +218,16 @@ TEST_F(RefusalTest, SlowUploadsCannotHoldTheCeilingAgainstAnotherSession) {
   const int64_t rented = Stats().pool().rented_bytes();
   for (int i = 0; i < 3; ++i) {
     uploaders.push_back(client().CreateSession({.memory_limit_bytes = 16 * kMiB}));
-    uploads.push_back(std::make_unique<RawUpload>(client(), uploaders.back()));
-    uploads.back()->Header(uploaders.back(), {3 * kMiB});  // 12 MiB
+    uploads.push_back(std::make_unique<RawUpload>(client(), uploaders.back(),
+                                                  std::vector<int64_t>{3 * kMiB}));  // 12 MiB
     if (i == 0) {
-      v1::UploadTensorRequest chunk;
-      chunk.set_data(std::string(4096, '\0'));
-      ASSERT_TRUE(uploads.back()->writer->Write(chunk));
+      ASSERT_TRUE(uploads.back()->Send(std::string(4096, '\0')));
       ASSERT_TRUE(Eventually([&] { return Stats().pool().rented_bytes() >= rented + 12 * kMiB; }))
           << "the server never started the first upload";
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    const grpc::Status status = uploads.back()->writer->Finish();
+    const grpc::Status status = uploads.back()->Finish();
     RecordProperty("upload_reservation_us",
                    std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
                                       std::chrono::steady_clock::now() - start)
@@ -268,8 +245,7 @@ TEST_F(RefusalTest, SlowUploadsCannotHoldTheCeilingAgainstAnotherSession) {
   EXPECT_EQ(other.Describe(other.Run(run).back()).DataBytes(), 16 * kMiB);
   ExpectUsable(other, x, kValues);
 
-  uploads.front()->context.TryCancel();
-  EXPECT_EQ(uploads.front()->writer->Finish().error_code(), StatusCode::CANCELLED);
+  EXPECT_EQ(uploads.front()->Cancel().error_code(), StatusCode::CANCELLED);
   other.Close();
   EXPECT_TRUE(Eventually([&] { return Stats().pool().rented_bytes() == rented; }));
 }
@@ -279,13 +255,13 @@ TEST_F(RefusalTest, AnUploadThatNeverStopsIsRefusedAtItsHeader) {
   const TensorHandle x = session.Put<float>(kValues, {4});
   const int64_t rented = Stats().pool().rented_bytes();
   const auto start = std::chrono::steady_clock::now();
-  RawUpload upload(client(), session);
-  ASSERT_TRUE(upload.Header(session, {int64_t{256} << 20}));  // 1 GiB
-  v1::UploadTensorRequest chunk;
-  chunk.set_data(std::string(kMessageLimit / 4, '\0'));
+  RawUpload upload(client(), session, {int64_t{256} << 20});  // 1 GiB
+  ASSERT_TRUE(upload.header_sent());
   int64_t sent = 0;
-  while (sent < (int64_t{1} << 30) && upload.writer->Write(chunk)) sent += kMessageLimit / 4;
-  const grpc::Status status = upload.writer->Finish();
+  while (sent < (int64_t{1} << 30) && upload.Send(std::string(kMessageLimit / 4, '\0'))) {
+    sent += kMessageLimit / 4;
+  }
+  const grpc::Status status = upload.Finish();
   const auto took = std::chrono::steady_clock::now() - start;
   RecordProperty(
       "endless_upload_us",

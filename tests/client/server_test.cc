@@ -74,6 +74,43 @@ grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
   return v1::OneModel::NewStub(client.channel())->Run(&context, request, &reply);
 }
 
+RawUpload::RawUpload(client::Client& client, const client::Session& session,
+                     std::vector<int64_t> dims, onnx::TensorProto::DataType type,
+                     v1::Placement placement)
+    : stub_(v1::OneModel::NewStub(client.channel())) {
+  context_.AddMetadata("onemodel-session", session.id());
+  writer_ = stub_->UploadTensor(&context_, &info_);
+  v1::UploadTensorRequest message;
+  message.mutable_header()->set_session_id(session.id());
+  message.mutable_header()->set_data_type(type);
+  message.mutable_header()->mutable_dims()->Add(dims.begin(), dims.end());
+  message.mutable_header()->set_placement(placement);
+  header_sent_ = writer_->Write(message);
+}
+
+bool RawUpload::Send(std::string data) {
+  v1::UploadTensorRequest message;
+  message.set_data(std::move(data));
+  return writer_->Write(message);
+}
+
+grpc::Status RawUpload::Finish() { return writer_->Finish(); }
+
+grpc::Status RawUpload::End() {
+  writer_->WritesDone();
+  return writer_->Finish();
+}
+
+grpc::Status RawUpload::SendAll(std::string data) {
+  Send(std::move(data));
+  return End();
+}
+
+grpc::Status RawUpload::Cancel() {
+  context_.TryCancel();
+  return writer_->Finish();
+}
+
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo, float hi) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(lo, hi);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "client/lib/client.h"
+#include "onemodel/v1/onemodel.grpc.pb.h"
 #include "tests/common/server_process.h"
 
 namespace onemodel::testing {
@@ -57,6 +58,41 @@ bool Eventually(const std::function<bool()>& condition,
 // Sends `request` (its session_id set) by a raw stub, so the test holds the call's context.
 grpc::Status RawRun(client::Client& client, const v1::RunRequest& request,
                     grpc::ClientContext& context);
+
+// An UploadTensor stream of `session` that the test drives chunk by chunk. The constructor
+// sends the header announcing `dims` of `type` placed at `placement`; `header_sent` says
+// whether the stream took it.
+class RawUpload {
+ public:
+  RawUpload(client::Client& client, const client::Session& session, std::vector<int64_t> dims,
+            onnx::TensorProto::DataType type = onnx::TensorProto::FLOAT,
+            v1::Placement placement = v1::PLACEMENT_UNSPECIFIED);
+  RawUpload(const RawUpload&) = delete;
+  RawUpload& operator=(const RawUpload&) = delete;
+
+  // Sends `data` as one chunk; false once the stream is broken.
+  bool Send(std::string data);
+  // Waits for the stream's status without ending the client's half: for a stream the server
+  // ends (a refusal, a cancelled stall).
+  grpc::Status Finish();
+  // Ends the client's half of the stream and returns its status.
+  grpc::Status End();
+  // Sends `data` as the last chunk, ends the stream and returns its status.
+  grpc::Status SendAll(std::string data);
+  // Cancels the stream from the client and returns its status (CANCELLED).
+  grpc::Status Cancel();
+
+  bool header_sent() const { return header_sent_; }
+  // The uploaded tensor's info, once Finish() returned OK.
+  const v1::TensorInfo& info() const { return info_; }
+
+ private:
+  std::unique_ptr<v1::OneModel::Stub> stub_;
+  grpc::ClientContext context_;
+  v1::TensorInfo info_;
+  std::unique_ptr<grpc::ClientWriter<v1::UploadTensorRequest>> writer_;
+  bool header_sent_ = false;
+};
 
 // `count` floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo = -2.0f, float hi = 2.0f);

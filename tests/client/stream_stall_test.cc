@@ -72,18 +72,9 @@ TEST_F(StreamStallTest, AStalledUploadIsCancelledAndLetsTheSessionGo) {
   const TensorHandle x = session.Put<float>(kValues, {3});
   const int64_t rented = RentedBytes(session, x);
 
-  auto stub = v1::OneModel::NewStub(client().channel());
-  grpc::ClientContext context;
-  context.AddMetadata("onemodel-session", session.id());
-  v1::TensorInfo info;
-  auto writer = stub->UploadTensor(&context, &info);
-  v1::UploadTensorRequest message;
-  message.mutable_header()->set_session_id(session.id());
-  message.mutable_header()->set_data_type(P::FLOAT);
-  message.mutable_header()->add_dims(1 << 20);  // 4 MiB announced
-  ASSERT_TRUE(writer->Write(message));
-  message.set_data(std::string(64 << 10, '\0'));
-  ASSERT_TRUE(writer->Write(message));
+  RawUpload upload(client(), session, {1 << 20});  // 4 MiB announced
+  ASSERT_TRUE(upload.header_sent());
+  ASSERT_TRUE(upload.Send(std::string(64 << 10, '\0')));
   const auto stalled = Clock::now();  // from here the client sends nothing, and keeps the stream
   // The upload holds the session from the moment the server starts it (it rents the announced
   // 4 MiB then); a Run sent before that would simply go first.
@@ -93,7 +84,7 @@ TEST_F(StreamStallTest, AStalledUploadIsCancelledAndLetsTheSessionGo) {
   ASSERT_NO_FATAL_FAILURE(
       ExpectTheSessionGoesOn(session, x, stalled, "stalled_upload_released_ms"));
 
-  const grpc::Status status = writer->Finish();
+  const grpc::Status status = upload.Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
   EXPECT_THAT(status.error_message(),
               HasSubstr("received nothing for 2 s (--stream-idle-timeout) after 65536 of 4194304 "
@@ -147,28 +138,19 @@ TEST_F(StreamStallTest, ATricklingUploadIsCancelledAndLetsTheSessionGo) {
   const TensorHandle x = session.Put<float>(kValues, {3});
   const int64_t rented = RentedBytes(session, x);
 
-  auto stub = v1::OneModel::NewStub(client().channel());
-  grpc::ClientContext context;
-  context.AddMetadata("onemodel-session", session.id());
-  v1::TensorInfo info;
-  auto writer = stub->UploadTensor(&context, &info);
-  v1::UploadTensorRequest message;
-  message.mutable_header()->set_session_id(session.id());
-  message.mutable_header()->set_data_type(P::FLOAT);
-  message.mutable_header()->add_dims(1 << 20);  // 4 MiB announced
-  ASSERT_TRUE(writer->Write(message));
+  RawUpload upload(client(), session, {1 << 20});  // 4 MiB announced
+  ASSERT_TRUE(upload.header_sent());
   ASSERT_TRUE(Eventually([&] { return RentedBytes() >= rented + (int64_t{4} << 20); }))
       << "the server never started the upload";
   const auto started = Clock::now();
   // 16 bytes every kStallTimeout / 20 (160 B/s): never silent for the idle timeout, but far
   // below the minimum rate. The writes end when the server cancels the upload.
-  message.set_data(std::string(16, '\0'));
   int sent = 0;
-  while (Clock::now() - started < 10 * kStallTimeout && writer->Write(message)) {
+  while (Clock::now() - started < 10 * kStallTimeout && upload.Send(std::string(16, '\0'))) {
     ++sent;
     std::this_thread::sleep_for(kStallTimeout / 20);
   }
-  const grpc::Status status = writer->Finish();
+  const grpc::Status status = upload.Finish();
   const auto took = Clock::now() - started;  // the client notices a while after the server
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
   EXPECT_THAT(status.error_message(),
@@ -188,26 +170,16 @@ TEST_F(StreamStallTest, ASlowUploadThatKeepsMovingIsNotCancelled) {
   std::vector<float> values(kChunks * 256);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
 
-  auto stub = v1::OneModel::NewStub(client().channel());
-  grpc::ClientContext context;
-  context.AddMetadata("onemodel-session", session.id());
-  v1::TensorInfo info;
-  auto writer = stub->UploadTensor(&context, &info);
-  v1::UploadTensorRequest message;
-  message.mutable_header()->set_session_id(session.id());
-  message.mutable_header()->set_data_type(P::FLOAT);
-  message.mutable_header()->add_dims(static_cast<int64_t>(values.size()));
-  ASSERT_TRUE(writer->Write(message));
+  RawUpload upload(client(), session, {static_cast<int64_t>(values.size())});
+  ASSERT_TRUE(upload.header_sent());
   const char* bytes = reinterpret_cast<const char*>(values.data());
   for (int i = 0; i < kChunks; ++i) {
     std::this_thread::sleep_for(kStallTimeout / 6);
-    message.set_data(bytes + i * 1024, 1024);
-    ASSERT_TRUE(writer->Write(message)) << "chunk " << i;
+    ASSERT_TRUE(upload.Send(std::string(bytes + i * 1024, 1024))) << "chunk " << i;
   }
-  writer->WritesDone();
-  const grpc::Status status = writer->Finish();
+  const grpc::Status status = upload.End();
   ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(session.Get<float>(TensorHandle(info)), values);
+  EXPECT_EQ(session.Get<float>(TensorHandle(upload.info())), values);
 }
 
 }  // namespace
