@@ -19,20 +19,12 @@
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "tests/common/alloc_counter.h"
+#include "tests/core/ops/exact_op_test.h"
 
 namespace onemodel {
 namespace {
 
-class AutogradTest : public ::testing::Test {
- protected:
-  Tensor Filled(const Shape& s, float v) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    t.Fill(v);
-    return t;
-  }
-  BufferPool pool_;
-  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
-};
+using AutogradTest = ExactOpTest;
 
 TEST_F(AutogradTest, GradModeIsPerThreadAndNoGradRestores) {
   EXPECT_TRUE(GradMode::IsEnabled());

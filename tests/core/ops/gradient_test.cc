@@ -10,6 +10,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "tests/core/ops/grad_check.h"
+#include "tests/core/ops/exact_op_test.h"
 
 namespace onemodel {
 namespace {
@@ -17,10 +18,8 @@ namespace {
 using ops_test::ExpectGradientsMatch;
 using ops_test::Random;
 
-class GradientTest : public ::testing::Test {
+class GradientTest : public ExactOpTest {
  protected:
-  BufferPool pool_;
-  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
   std::mt19937 rng_{11};
 };
 

@@ -15,6 +15,7 @@
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
 #include "core/ops/elementwise.h"
+#include "tests/core/ops/exact_op_test.h"
 
 namespace onemodel {
 namespace {
@@ -37,13 +38,8 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-class GraphDepthTest : public ::testing::Test {
+class GraphDepthTest : public ExactOpTest {
  protected:
-  Tensor Filled(const Shape& s, float v) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    t.Fill(v);
-    return t;
-  }
   // `count` Neg operations, each on the previous one's output; only the records stay (each
   // output's buffer goes back once the next is made: Neg saves nothing).
   Tensor NegOps(const Tensor& x, int64_t count) {
@@ -68,8 +64,6 @@ class GraphDepthTest : public ::testing::Test {
     EXPECT_EQ(x.At<float>({0}), 3.0f);
   }
 
-  BufferPool pool_;
-  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
 };
 
 TEST_F(GraphDepthTest, AChainOfMillionsOfRecordsIsDifferentiatedAndFreed) {

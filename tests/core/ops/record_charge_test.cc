@@ -12,19 +12,13 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/softmax.h"
 #include "tests/common/heap_bytes.h"
+#include "tests/core/ops/exact_op_test.h"
 
 namespace onemodel {
 namespace {
 
-class RecordChargeTest : public ::testing::Test {
+class RecordChargeTest : public ExactOpTest {
  protected:
-  Tensor Filled(const Shape& s, float v) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    t.Fill(v);
-    return t;
-  }
-  BufferPool pool_;
-  OpContext ctx_{pool_, KernelSet::Get(KernelChoice::kExact)};
   MemoryBudget budget_{"session memory limit", int64_t{1} << 20};
 };
 
