@@ -4,13 +4,15 @@
 // products that underflow; and the two edges of that bound, on the BLAS path and on the
 // strided loop: products that underflow are lost (inside the bound's absolute term only) and
 // float partial sums overflow (where the bound says it does not hold). The reference's side
-// of both edges, and the BLAS library's settings.
+// of both edges, and the BLAS library's settings and kernel.
 #include "core/kernels/matmul.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -113,6 +115,19 @@ TEST(MatMulBlasTest, DescriptionNamesTheLibraryAndKernel) {
   const std::string d = internal::BlasDescription();
   EXPECT_NE(d.find("OpenBLAS"), std::string::npos) << d;
   EXPECT_NE(d.find("kernel"), std::string::npos) << d;
+}
+
+// tests/core/kernels/CMakeLists.txt runs the MatMul tests again with each OpenBLAS kernel
+// family the CPU has forced through OPENBLAS_CORETYPE; this says the library obeyed.
+TEST(MatMulBlasTest, RunsTheKernelOpenBlasCoreTypeForces) {
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (forced == nullptr) GTEST_SKIP() << "OPENBLAS_CORETYPE is not set: OpenBLAS picks";
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string d = internal::BlasDescription();
+  EXPECT_NE(lower(d).find("kernel " + lower(forced)), std::string::npos) << d;
 }
 
 TEST(MatMulBlasTest, ThreadsCanBeSetAndRestored) {
