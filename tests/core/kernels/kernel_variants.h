@@ -5,11 +5,13 @@
 //   class PoolTest : public ::testing::TestWithParam<kernel_test::Variant> {};
 //   TEST_P(PoolTest, Works) { GetParam().kernels->MaxPool2d(...); }
 //   INSTANTIATE_TEST_SUITE_P(Fast, PoolTest, ::testing::ValuesIn(kernel_test::FastVariants()),
-//                            kernel_test::ParamName);                 //
-//                            Fast/PoolTest.Works/fast_avx2
+//                            kernel_test::ParamName);
+//   // runs Fast/PoolTest.Works/fast_avx3, .../fast_avx2, .../fast_scalar
+//
+//   using Row = std::tuple<kernel_test::Variant, BinaryOp>;  // Combine: .../fast_avx2_Add
 //   INSTANTIATE_TEST_SUITE_P(Fast, AddTest, ::testing::Combine(
 //       ::testing::ValuesIn(kernel_test::FastVariants()), ::testing::ValuesIn(kAllBinaryOps)),
-//       kernel_test::ParamName);                                      // .../fast_avx2_Add
+//       kernel_test::ParamName);
 #pragma once
 
 #include <gtest/gtest.h>
