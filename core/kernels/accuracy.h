@@ -4,13 +4,14 @@
 // The transcendental ops must stay within kMaxUlp units in the last place of the reference
 // result; where the reference result is tiny next to the input (GELU's and Sigmoid's far
 // negative tails, where both sides lose all relative precision to cancellation), within an
-// absolute error of kAbsFloor * max(1, |x|). MatMul: |fast - ref| <= K * 2^-22 * sum|a||b|.
+// absolute error of kAbsFloor * max(1, |x|). MatMul: MatMulErrorBound below.
 #pragma once
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "core/kernels/kernels.h"
 
@@ -60,6 +61,23 @@ inline bool WithinAccuracy(UnaryOp op, float x, float fast, float ref) {
   if (UlpDistance(fast, ref) <= acc.max_ulp) return true;
   return std::isfinite(fast) && std::isfinite(ref) &&
          std::fabs(fast - ref) <= acc.abs_floor * std::fmax(1.0f, std::fabs(x));
+}
+
+// The most |fast - reference| may be for one element of MatMul with inner dimension k, where
+// magnitude = sum_k |a_ik| |b_kj| (in double): k * 2^-22 * magnitude (rounding of the float
+// products and sums, any summation order, and of the reference's one rounding to float) plus
+// (k + 1/2) * 2^-149 (products, or fused multiply-adds, that underflow to subnormals lose up
+// to 2^-150 each; the reference's rounding to float up to 2^-150). docs/kernels.md derives it.
+// nullopt where no bound holds: when a float partial sum may overflow, i.e.
+// (1 + k * 2^-22) * magnitude > FLT_MAX (the fast kernel may then give inf or NaN where the
+// reference is finite), or k > 2^23.
+inline std::optional<double> MatMulErrorBound(int64_t k, double magnitude) {
+  const double relative = static_cast<double>(k) * std::ldexp(1.0, -22);
+  if (k > (int64_t{1} << 23) ||
+      (1 + relative) * magnitude > double{std::numeric_limits<float>::max()}) {
+    return std::nullopt;
+  }
+  return relative * magnitude + (static_cast<double>(k) + 0.5) * std::ldexp(1.0, -149);
 }
 
 }  // namespace onemodel

@@ -8,10 +8,9 @@
 
 #include <span>
 
-#include "core/kernels/fast_kernels.h"
 #include "core/kernels/matmul.h"
-#include "core/kernels/reference_kernels.h"
 #include "core/memory/buffer_pool.h"
+#include "tests/core/kernels/kernel_variants.h"
 
 namespace onemodel {
 namespace {
@@ -24,11 +23,12 @@ bool Untouched(const Tensor& t) {
   return true;
 }
 
-TEST(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
+// Every variant, the reference included (kernel_variants.h).
+class CancellationTest : public ::testing::TestWithParam<kernel_test::Variant> {};
+
+TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   BufferPool pool;
-  ThreadPool threads(2);
-  const ReferenceKernels reference;
-  const FastKernels fast(BestTarget(), threads);
+  const TensorKernels* k = GetParam().kernels;
   Tensor a = Tensor::Empty(Shape{64, 256}, DType::kFloat, pool);
   Tensor b = Tensor::Empty(Shape{256, 64}, DType::kFloat, pool);
   Tensor x = Tensor::Empty(Shape{4, 4, 32, 32}, DType::kFloat, pool);
@@ -39,33 +39,32 @@ TEST(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   x.Fill(3.0f);
   CancelToken token;
   token.Cancel(1);
-  for (const TensorKernels* k :
-       {static_cast<const TensorKernels*>(&reference), static_cast<const TensorKernels*>(&fast)}) {
-    Tensor product = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
-    Tensor strided = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
-    Tensor negated = Tensor::Empty(a.shape(), DType::kFloat, pool);
-    Tensor sum = Tensor::Empty(a.shape(), DType::kFloat, pool);
-    Tensor pooled = Tensor::Empty(Shape{4, 4, 16, 16}, DType::kFloat, pool);
-    for (Tensor* t : {&product, &strided, &negated, &sum, &pooled}) t->Fill(7.0f);
-    {
-      const CancelScope scope(&token);
-      k->MatMul(a, b, product);
-      k->MatMul(one.Expand(Shape{64, 256}), one.Expand(Shape{256, 64}), strided);
-      k->Unary(UnaryOp::kNeg, a, negated);
-      k->Binary(BinaryOp::kAdd, a, a, sum);
-      k->MaxPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, pooled,
-                   nullptr);
-    }
-    for (const Tensor* t : {&product, &strided, &negated, &sum, &pooled}) {
-      EXPECT_TRUE(Untouched(*t)) << k->name();
-    }
-    EXPECT_EQ(CurrentCancelToken(), nullptr);
-    k->MatMul(a, b, product);  // no token: computed
-    EXPECT_EQ(product.Data<float>()[0], 512.0f) << k->name();
+  Tensor product = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
+  Tensor strided = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
+  Tensor negated = Tensor::Empty(a.shape(), DType::kFloat, pool);
+  Tensor sum = Tensor::Empty(a.shape(), DType::kFloat, pool);
+  Tensor pooled = Tensor::Empty(Shape{4, 4, 16, 16}, DType::kFloat, pool);
+  for (Tensor* t : {&product, &strided, &negated, &sum, &pooled}) t->Fill(7.0f);
+  {
+    const CancelScope scope(&token);
+    k->MatMul(a, b, product);
+    k->MatMul(one.Expand(Shape{64, 256}), one.Expand(Shape{256, 64}), strided);
+    k->Unary(UnaryOp::kNeg, a, negated);
+    k->Binary(BinaryOp::kAdd, a, a, sum);
+    k->MaxPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, pooled, nullptr);
   }
+  for (const Tensor* t : {&product, &strided, &negated, &sum, &pooled}) {
+    EXPECT_TRUE(Untouched(*t));
+  }
+  EXPECT_EQ(CurrentCancelToken(), nullptr);
+  k->MatMul(a, b, product);  // no token: computed
+  EXPECT_EQ(product.Data<float>()[0], 512.0f);
 }
 
-TEST(CancellationTest, BlasMatMulInRowBlocksGivesTheBitsOfOneCall) {
+INSTANTIATE_TEST_SUITE_P(All, CancellationTest, ::testing::ValuesIn(kernel_test::AllVariants()),
+                         kernel_test::ParamName);
+
+TEST(BlasCancellationTest, MatMulInRowBlocksGivesTheBitsOfOneCall) {
   // n * k = 2^26, so the rows go in blocks of 64: 64 and 2 (about 260 MiB in all).
   constexpr int64_t m = 66, k = 4096, n = 16384;
   BufferPool pool;

@@ -1,21 +1,23 @@
-// Differential tests of every fast elementwise kernel variant against ReferenceKernels.
+// Elementwise kernels over the variant table (kernel_variants.h): every op of every fast
+// variant against the reference on random shapes and layouts and on special values, split
+// over 1 and 2 threads; NaN and tie rules, concurrency and versions on every variant.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <thread>
 
 #include "core/kernels/accuracy.h"
-#include "core/kernels/reference_kernels.h"
 #include "core/kernels/scalar_ops.h"
 #include "tests/core/kernels/kernel_test_util.h"
+#include "tests/core/kernels/kernel_variants.h"
 
 namespace onemodel {
 namespace {
 
-using kernel_test::FastVariants;
 using kernel_test::Placed;
 using kernel_test::RandomLayout;
 using kernel_test::RandomShape;
+using kernel_test::Variant;
 
 uint32_t Bits(float f) { return std::bit_cast<uint32_t>(f); }
 
@@ -28,69 +30,90 @@ bool SameResult(BinaryOp op, float a, float b, float fast, float ref) {
   return Bits(fast) == Bits(ref);
 }
 
-class ElementwiseTest : public ::testing::Test {
+// One variant and one op: Combine(FastVariants(), ops) rows.
+template <typename Op>
+class OpTest : public ::testing::TestWithParam<std::tuple<Variant, Op>> {
  protected:
+  const Variant& variant() const { return std::get<0>(this->GetParam()); }
+  const TensorKernels& fast() const { return *variant().kernels; }
+  Op op() const { return std::get<1>(this->GetParam()); }
+  // Inputs differ from op to op, and are the same for every variant.
+  std::mt19937 Rng(int seed) const { return std::mt19937(seed * 100 + static_cast<int>(op())); }
+
   BufferPool pool_;
-  ThreadPool threads_{2};
-  ReferenceKernels reference_;
+  const TensorKernels& reference_ = KernelSet::Get(KernelChoice::kExact);
 };
+using BinaryOpTest = OpTest<BinaryOp>;
+using UnaryOpTest = OpTest<UnaryOp>;
 
-TEST_F(ElementwiseTest, EveryBinaryOpOfEveryVariantMatchesTheReference) {
-  std::mt19937 rng(1);
-  for (const FastKernels& fast : FastVariants(threads_)) {
-    for (BinaryOp op : kAllBinaryOps) {
-      for (int c = 0; c < 150; ++c) {
-        const Shape shape = RandomShape(rng);
-        Placed a = RandomLayout(shape, rng, pool_, true);
-        Placed b = RandomLayout(shape, rng, pool_, true);
-        kernel_test::FillRandom(a.view, rng);
-        kernel_test::FillRandom(b.view, rng);
-        Placed out = RandomLayout(shape, rng, pool_, false);
-        Tensor ref = Tensor::Empty(shape, DType::kFloat, pool_);
-        fast.Binary(op, a.view, b.view, out.view);
-        reference_.Binary(op, a.view, b.view, ref);
-        ASSERT_EQ(kernel_test::SentinelDamage(out), 0)
-            << fast.name() << " " << BinaryOpName(op) << " wrote outside " << out.view.Describe();
-        kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
-          const float x = a.view.At<float>(i), y = b.view.At<float>(i);
-          const float f = out.view.At<float>(i), r = ref.At<float>(i);
-          ASSERT_TRUE(SameResult(op, x, y, f, r))
-              << fast.name() << " " << BinaryOpName(op) << "(" << x << ", " << y << "): fast " << f
-              << " (0x" << std::hex << Bits(f) << "), reference " << r << " (0x" << Bits(r) << ")"
-              << std::dec << " at shape " << shape.ToString();
-        });
-      }
-    }
+TEST_P(BinaryOpTest, MatchesTheReferenceOnRandomShapesAndLayouts) {
+  std::mt19937 rng = Rng(1);
+  for (int c = 0; c < 150; ++c) {
+    const Shape shape = RandomShape(rng);
+    Placed a = RandomLayout(shape, rng, pool_, true);
+    Placed b = RandomLayout(shape, rng, pool_, true);
+    kernel_test::FillRandom(a.view, rng);
+    kernel_test::FillRandom(b.view, rng);
+    Placed out = RandomLayout(shape, rng, pool_, false);
+    Tensor ref = Tensor::Empty(shape, DType::kFloat, pool_);
+    fast().Binary(op(), a.view, b.view, out.view);
+    reference_.Binary(op(), a.view, b.view, ref);
+    ASSERT_EQ(kernel_test::SentinelDamage(out), 0) << "wrote outside " << out.view.Describe();
+    kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
+      const float x = a.view.At<float>(i), y = b.view.At<float>(i);
+      const float f = out.view.At<float>(i), r = ref.At<float>(i);
+      ASSERT_TRUE(SameResult(op(), x, y, f, r))
+          << "(" << x << ", " << y << "): fast " << f << " (0x" << std::hex << Bits(f)
+          << "), reference " << r << " (0x" << Bits(r) << ")" << std::dec << " at shape "
+          << shape.ToString();
+    });
   }
 }
 
-TEST_F(ElementwiseTest, EveryUnaryOpOfEveryVariantIsExactOrWithinItsBound) {
-  std::mt19937 rng(2);
-  for (const FastKernels& fast : FastVariants(threads_)) {
-    for (UnaryOp op : kAllUnaryOps) {
-      for (int c = 0; c < 150; ++c) {
-        const Shape shape = RandomShape(rng);
-        Placed x = RandomLayout(shape, rng, pool_, true);
-        kernel_test::FillRandom(x.view, rng);
-        Placed out = RandomLayout(shape, rng, pool_, false);
-        Tensor ref = Tensor::Empty(shape, DType::kFloat, pool_);
-        fast.Unary(op, x.view, out.view);
-        reference_.Unary(op, x.view, ref);
-        ASSERT_EQ(kernel_test::SentinelDamage(out), 0)
-            << fast.name() << " " << UnaryOpName(op) << " wrote outside " << out.view.Describe();
-        kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
-          const float v = x.view.At<float>(i), f = out.view.At<float>(i), r = ref.At<float>(i);
-          ASSERT_TRUE(WithinAccuracy(op, v, f, r))
-              << fast.name() << " " << UnaryOpName(op) << "(" << v << " = 0x" << std::hex << Bits(v)
-              << "): fast " << f << " (0x" << Bits(f) << "), reference " << r << " (0x" << Bits(r)
-              << ")" << std::dec << ", " << UlpDistance(f, r) << " ulp";
-        });
-      }
-    }
+TEST_P(BinaryOpTest, SplitOverThreadsGivesTheBitsOfOneThread) {
+  std::mt19937 rng = Rng(3);
+  ThreadPool one(1), two(2);
+  const Shape shape{3, 70001};  // above the grain, odd so pieces leave tails
+  Tensor a = Tensor::Empty(shape, DType::kFloat, pool_);
+  Tensor b = Tensor::Empty(Shape{70001}, DType::kFloat, pool_);
+  kernel_test::FillRandom(a, rng);
+  kernel_test::FillRandom(b, rng);
+  const Tensor row = b.Expand(shape);  // a row-broadcast operand
+  Tensor o1 = Tensor::Empty(shape, DType::kFloat, pool_);
+  Tensor o2 = Tensor::Empty(shape, DType::kFloat, pool_);
+  variant().On(one)->Binary(op(), a, row, o1);
+  variant().On(two)->Binary(op(), a, row, o2);
+  // Element by element: where both inputs are NaN, which payload an arithmetic op returns
+  // is open (SameResult), and the compiler may commute the vector add in one code path.
+  kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
+    ASSERT_TRUE(
+        SameResult(op(), a.At<float>(i), row.At<float>(i), o2.At<float>(i), o1.At<float>(i)))
+        << "at " << FormatExtents(i);
+  });
+}
+
+TEST_P(UnaryOpTest, IsExactOrWithinItsBoundOnRandomShapesAndLayouts) {
+  std::mt19937 rng = Rng(2);
+  for (int c = 0; c < 150; ++c) {
+    const Shape shape = RandomShape(rng);
+    Placed x = RandomLayout(shape, rng, pool_, true);
+    kernel_test::FillRandom(x.view, rng);
+    Placed out = RandomLayout(shape, rng, pool_, false);
+    Tensor ref = Tensor::Empty(shape, DType::kFloat, pool_);
+    fast().Unary(op(), x.view, out.view);
+    reference_.Unary(op(), x.view, ref);
+    ASSERT_EQ(kernel_test::SentinelDamage(out), 0) << "wrote outside " << out.view.Describe();
+    kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
+      const float v = x.view.At<float>(i), f = out.view.At<float>(i), r = ref.At<float>(i);
+      ASSERT_TRUE(WithinAccuracy(op(), v, f, r))
+          << "(" << v << " = 0x" << std::hex << Bits(v) << "): fast " << f << " (0x" << Bits(f)
+          << "), reference " << r << " (0x" << Bits(r) << ")" << std::dec << ", "
+          << UlpDistance(f, r) << " ulp";
+    });
   }
 }
 
-TEST_F(ElementwiseTest, SpecialValuesOfTheTranscendentalOps) {
+TEST_P(UnaryOpTest, SpecialValuesAreExactOrWithinItsBound) {
   const float specials[] = {0.0f,    -0.0f,     INFINITY,  -INFINITY,  NAN,         -NAN,    1e-45f,
                             -1e-45f, 88.72283f, 88.72284f, -87.33655f, -103.97208f, -104.5f, 1.0f,
                             -1.0f,   20.0f,     -20.0f,    3.4e38f,    -3.4e38f,    1e-20f};
@@ -98,21 +121,46 @@ TEST_F(ElementwiseTest, SpecialValuesOfTheTranscendentalOps) {
   Tensor x = Tensor::Empty(Shape{n}, DType::kFloat, pool_);
   std::copy(std::begin(specials), std::end(specials), x.MutableData<float>().begin());
   Tensor out = Tensor::Empty(Shape{n}, DType::kFloat, pool_);
-  for (const FastKernels& fast : FastVariants(threads_)) {
-    for (UnaryOp op : kAllUnaryOps) {
-      fast.Unary(op, x, out);
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = specials[i], f = out.Data<float>()[static_cast<size_t>(i)];
-        const float r = scalar::Unary(op, v);
-        EXPECT_TRUE(WithinAccuracy(op, v, f, r))
-            << fast.name() << " " << UnaryOpName(op) << "(" << v << "): " << f << " vs " << r;
-      }
-    }
+  fast().Unary(op(), x, out);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = specials[i], f = out.Data<float>()[static_cast<size_t>(i)];
+    const float r = scalar::Unary(op(), v);
+    EXPECT_TRUE(WithinAccuracy(op(), v, f, r)) << "(" << v << "): " << f << " vs " << r;
   }
 }
 
-TEST_F(ElementwiseTest, MaxMinAndReluPropagateNaNAndKeepTies) {
-  const ReferenceKernels& k = reference_;
+TEST_P(UnaryOpTest, SplitOverThreadsGivesTheBitsOfOneThread) {
+  std::mt19937 rng = Rng(3);
+  ThreadPool one(1), two(2);
+  const Shape shape{3, 70001};
+  Tensor x = Tensor::Empty(shape, DType::kFloat, pool_);
+  kernel_test::FillRandom(x, rng);
+  Tensor o1 = Tensor::Empty(shape, DType::kFloat, pool_);
+  Tensor o2 = Tensor::Empty(shape, DType::kFloat, pool_);
+  variant().On(one)->Unary(op(), x, o1);
+  variant().On(two)->Unary(op(), x, o2);
+  ASSERT_TRUE(std::equal(o1.Data<float>().begin(), o1.Data<float>().end(), o2.Data<float>().begin(),
+                         [](float p, float q) { return Bits(p) == Bits(q); }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fast, BinaryOpTest,
+                         ::testing::Combine(::testing::ValuesIn(kernel_test::FastVariants()),
+                                            ::testing::ValuesIn(kAllBinaryOps)),
+                         kernel_test::ParamName);
+INSTANTIATE_TEST_SUITE_P(Fast, UnaryOpTest,
+                         ::testing::Combine(::testing::ValuesIn(kernel_test::FastVariants()),
+                                            ::testing::ValuesIn(kAllUnaryOps)),
+                         kernel_test::ParamName);
+
+// Every variant, the reference included.
+class ElementwiseTest : public ::testing::TestWithParam<Variant> {
+ protected:
+  const TensorKernels& kernels() const { return *GetParam().kernels; }
+  BufferPool pool_;
+};
+
+TEST_P(ElementwiseTest, MaxMinAndReluPropagateNaNAndKeepTies) {
+  const TensorKernels& k = kernels();
   Tensor a = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
   Tensor b = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
   Tensor out = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
@@ -133,43 +181,7 @@ TEST_F(ElementwiseTest, MaxMinAndReluPropagateNaNAndKeepTies) {
   EXPECT_EQ(Bits(out.Data<float>()[3]), Bits(0.0f)) << "Relu(-0) is +0";
 }
 
-TEST_F(ElementwiseTest, LargeOperandsSplitOverThreadsGiveTheSameBitsAsOneThread) {
-  std::mt19937 rng(3);
-  ThreadPool one(1);
-  const Shape shape{3, 70001};  // above the grain, odd so pieces leave tails
-  Tensor a = Tensor::Empty(shape, DType::kFloat, pool_);
-  Tensor b = Tensor::Empty(Shape{70001}, DType::kFloat, pool_);
-  kernel_test::FillRandom(a, rng);
-  kernel_test::FillRandom(b, rng);
-  const Tensor row = b.Expand(shape);  // a row-broadcast operand
-  Tensor o1 = Tensor::Empty(shape, DType::kFloat, pool_);
-  Tensor o2 = Tensor::Empty(shape, DType::kFloat, pool_);
-  std::vector<FastKernels> singles = FastVariants(one), doubles = FastVariants(threads_);
-  for (size_t v = 0; v < singles.size(); ++v) {
-    for (BinaryOp op : kAllBinaryOps) {
-      singles[v].Binary(op, a, row, o1);
-      doubles[v].Binary(op, a, row, o2);
-      // Element by element: where both inputs are NaN, which payload an arithmetic op returns
-      // is open (SameResult), and the compiler may commute the vector add in one code path.
-      kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
-        ASSERT_TRUE(
-            SameResult(op, a.At<float>(i), row.At<float>(i), o2.At<float>(i), o1.At<float>(i)))
-            << singles[v].name() << " " << BinaryOpName(op) << " at " << FormatExtents(i);
-      });
-    }
-    for (UnaryOp op : kAllUnaryOps) {
-      singles[v].Unary(op, a, o1);
-      doubles[v].Unary(op, a, o2);
-      ASSERT_TRUE(std::equal(o1.Data<float>().begin(), o1.Data<float>().end(),
-                             o2.Data<float>().begin(),
-                             [](float x, float y) { return Bits(x) == Bits(y); }))
-          << singles[v].name() << " " << UnaryOpName(op);
-    }
-  }
-}
-
-TEST_F(ElementwiseTest, ManyThreadsCallingTheKernelsAtOnceGetCorrectResults) {
-  const FastKernels fast(BestTarget(), threads_);
+TEST_P(ElementwiseTest, ManyThreadsCallingTheKernelsAtOnceGetCorrectResults) {
   std::vector<std::thread> callers;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 4; ++t) {
@@ -179,7 +191,7 @@ TEST_F(ElementwiseTest, ManyThreadsCallingTheKernelsAtOnceGetCorrectResults) {
       Tensor out = Tensor::Empty(Shape{100000}, DType::kFloat, local);
       a.Fill(static_cast<float>(t));
       for (int i = 0; i < 20; ++i) {
-        fast.Binary(BinaryOp::kAdd, a, a, out);
+        kernels().Binary(BinaryOp::kAdd, a, a, out);
         for (float v : out.Data<float>()) {
           if (v != 2.0f * static_cast<float>(t)) {
             wrong.fetch_add(1);
@@ -193,13 +205,18 @@ TEST_F(ElementwiseTest, ManyThreadsCallingTheKernelsAtOnceGetCorrectResults) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
-TEST_F(ElementwiseTest, OutputVersionIsBumpedOncePerCall) {
+TEST_P(ElementwiseTest, OutputVersionIsBumpedOncePerCall) {
   Tensor a = Tensor::Empty(Shape{8}, DType::kFloat, pool_, /*zero=*/true);
   Tensor out = Tensor::Empty(Shape{8}, DType::kFloat, pool_);
   const uint64_t before = out.version();
-  for (const FastKernels& fast : FastVariants(threads_)) fast.Unary(UnaryOp::kExp, a, out);
-  EXPECT_EQ(out.version(), before + FastVariants(threads_).size());
+  kernels().Unary(UnaryOp::kExp, a, out);
+  EXPECT_EQ(out.version(), before + 1);
+  kernels().Binary(BinaryOp::kAdd, a, a, out);
+  EXPECT_EQ(out.version(), before + 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(All, ElementwiseTest, ::testing::ValuesIn(kernel_test::AllVariants()),
+                         kernel_test::ParamName);
 
 }  // namespace
 }  // namespace onemodel

@@ -124,13 +124,4 @@ inline Shape RandomShape(std::mt19937& rng, int max_rank = 4) {
   return Shape(std::span<const int64_t>(e));
 }
 
-// Every fast variant this CPU can run, with the given pool.
-inline std::vector<FastKernels> FastVariants(ThreadPool& pool) {
-  std::vector<FastKernels> out;
-  for (SimdTarget t : CompiledTargets()) {
-    if (TargetSupported(t)) out.emplace_back(t, pool);
-  }
-  return out;
-}
-
 }  // namespace onemodel::kernel_test

@@ -1,34 +1,88 @@
-// MatMul: the reference against a hand-computed case, and every fast variant against the
-// reference within |fast - ref| <= K * 2^-22 * sum_k |a_ik| |b_kj| on random strided operands.
+// MatMul over the variant table (kernel_variants.h). Every variant: a known product, an empty
+// inner dimension, subnormal products kept. Every fast variant against the reference within
+// MatMulErrorBound (accuracy.h, docs/kernels.md) on random strided operands, some with
+// products that underflow; and the two edges of that bound, on the BLAS path and on the
+// strided loop: products that underflow are lost (inside the bound's absolute term only) and
+// float partial sums overflow (where the bound says it does not hold). The reference's side
+// of both edges, and the BLAS library's settings and kernel.
 #include "core/kernels/matmul.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cfloat>
 #include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
 
-#include "core/kernels/reference_kernels.h"
+#include "core/kernels/accuracy.h"
 #include "tests/core/kernels/kernel_test_util.h"
+#include "tests/core/kernels/kernel_variants.h"
 
 namespace onemodel {
 namespace {
 
 using kernel_test::Placed;
 using kernel_test::RandomLayout;
+using kernel_test::Variant;
 
-TEST(MatMulTest, ReferenceComputesAKnownProduct) {
-  BufferPool pool;
-  Tensor a = Tensor::Empty(Shape{2, 3}, DType::kFloat, pool);
-  Tensor b = Tensor::Empty(Shape{3, 2}, DType::kFloat, pool);
-  const float av[] = {1, 2, 3, 4, 5, 6}, bv[] = {7, 8, 9, 10, 11, 12};
-  std::copy(std::begin(av), std::end(av), a.MutableData<float>().begin());
-  std::copy(std::begin(bv), std::end(bv), b.MutableData<float>().begin());
-  Tensor out = Tensor::Empty(Shape{2, 2}, DType::kFloat, pool);
-  ReferenceKernels().MatMul(a, b, out);
-  EXPECT_EQ(std::vector<float>(out.Data<float>().begin(), out.Data<float>().end()),
-            (std::vector<float>{58, 64, 139, 154}));
+const float kMinSubnormal = std::ldexp(1.0f, -149);
+
+// A row-major rows x cols matrix holding `values`.
+Tensor Matrix(int64_t rows, int64_t cols, std::initializer_list<float> values, Allocator& alloc) {
+  Tensor t = Tensor::Empty(Shape{rows, cols}, DType::kFloat, alloc);
+  std::copy(values.begin(), values.end(), t.MutableData<float>().begin());
+  return t;
 }
 
-TEST(MatMulTest, ReferenceAccumulatesInDouble) {
+// The two ways FastKernels::MatMul runs: BLAS for row-major operands, its float strided loop
+// for operands BLAS cannot take (here b is one element broadcast to k x 1, stride 0).
+enum class Path { kBlas, kStridedLoop };
+constexpr Path kPaths[] = {Path::kBlas, Path::kStridedLoop};
+const char* PathName(Path p) { return p == Path::kBlas ? "BLAS" : "strided loop"; }
+
+// A k x 1 column of `value`, laid out for `path`.
+Tensor Column(int64_t k, float value, Path path, Allocator& alloc) {
+  Tensor t = Tensor::Empty(path == Path::kBlas ? Shape{k, 1} : Shape{1, 1}, DType::kFloat, alloc);
+  t.Fill(value);
+  return t.Expand(Shape{k, 1});
+}
+
+// a x b through `kernels` into a new tensor.
+Tensor Product(const TensorKernels& kernels, const Tensor& a, const Tensor& b, Allocator& alloc) {
+  Tensor out = Tensor::Empty(Shape{a.shape()[0], b.shape()[1]}, DType::kFloat, alloc);
+  kernels.MatMul(a, b, out);
+  return out;
+}
+
+// sum_k |a_ik| |b_kj| in double for every element of a x b, in row-major order of the output.
+std::vector<double> Magnitudes(const Tensor& a, const Tensor& b, Allocator& alloc) {
+  const Tensor ca = a.Contiguous(alloc), cb = b.Contiguous(alloc);
+  const int r = a.rank();
+  const int64_t m = a.shape()[r - 2], k = a.shape()[r - 1], n = b.shape()[r - 1];
+  int64_t batch = 1;
+  for (int d = 0; d < r - 2; ++d) batch *= a.shape()[d];
+  const auto pa = ca.Data<float>(), pb = cb.Data<float>();
+  std::vector<double> out;
+  for (int64_t s = 0; s < batch; ++s) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          sum += std::fabs(double{pa[static_cast<size_t>((s * m + i) * k + kk)]}) *
+                 std::fabs(double{pb[static_cast<size_t>((s * k + kk) * n + j)]});
+        }
+        out.push_back(sum);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(MatMulReferenceTest, AccumulatesInDouble) {
   // 1 + 2^-30 * 2^30 terms of 2^-30: float accumulation would lose every small term.
   BufferPool pool;
   const int64_t k = 1025;
@@ -37,33 +91,96 @@ TEST(MatMulTest, ReferenceAccumulatesInDouble) {
   a.Fill(1.0f);
   b.Fill(std::ldexp(1.0f, -26));
   b.Set<float>({0, 0}, 1.0f);
-  Tensor out = Tensor::Empty(Shape{1, 1}, DType::kFloat, pool);
-  ReferenceKernels().MatMul(a, b, out);
+  const Tensor out = Product(ReferenceKernels(), a, b, pool);
   EXPECT_EQ(out.At<float>({0, 0}), 1.0f + 1024 * std::ldexp(1.0f, -26));
 }
 
-TEST(MatMulTest, EmptyInnerDimensionGivesZeros) {
+TEST(MatMulReferenceTest, SumsProductsThatUnderflowInFloatExactly) {
+  // Each product is 2^-150, below float's smallest subnormal; exact in double.
   BufferPool pool;
-  ThreadPool threads(2);
-  Tensor a = Tensor::Empty(Shape{3, 0}, DType::kFloat, pool);
-  Tensor b = Tensor::Empty(Shape{0, 4}, DType::kFloat, pool);
-  const ReferenceKernels reference;
-  const FastKernels fast(BestTarget(), threads);
-  for (const TensorKernels* k :
-       {static_cast<const TensorKernels*>(&reference), static_cast<const TensorKernels*>(&fast)}) {
-    Tensor out = Tensor::Empty(Shape{3, 4}, DType::kFloat, pool);
-    out.Fill(7.0f);
-    k->MatMul(a, b, out);
-    for (float v : out.Data<float>()) EXPECT_EQ(v, 0.0f) << k->name();
+  const Tensor a = Matrix(1, 2, {kMinSubnormal, kMinSubnormal}, pool);
+  const Tensor out = Product(ReferenceKernels(), a, Column(2, 0.5f, Path::kBlas, pool), pool);
+  EXPECT_EQ(out.At<float>({0, 0}), kMinSubnormal);
+}
+
+TEST(MatMulReferenceTest, PartialSumsDoNotOverflow) {
+  // FLT_MAX + FLT_MAX overflows float, not double.
+  BufferPool pool;
+  const Tensor a = Matrix(1, 3, {FLT_MAX, FLT_MAX, -FLT_MAX}, pool);
+  const Tensor out = Product(ReferenceKernels(), a, Column(3, 1.0f, Path::kBlas, pool), pool);
+  EXPECT_EQ(out.At<float>({0, 0}), FLT_MAX);
+}
+
+TEST(MatMulBlasTest, DescriptionNamesTheLibraryAndKernel) {
+  const std::string d = internal::BlasDescription();
+  EXPECT_NE(d.find("OpenBLAS"), std::string::npos) << d;
+  EXPECT_NE(d.find("kernel"), std::string::npos) << d;
+}
+
+// tests/core/kernels/CMakeLists.txt runs the MatMul tests again with each OpenBLAS kernel
+// family the CPU has forced through OPENBLAS_CORETYPE; this says the library obeyed.
+TEST(MatMulBlasTest, RunsTheKernelOpenBlasCoreTypeForces) {
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (forced == nullptr) GTEST_SKIP() << "OPENBLAS_CORETYPE is not set: OpenBLAS picks";
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string d = internal::BlasDescription();
+  EXPECT_NE(lower(d).find("kernel " + lower(forced)), std::string::npos) << d;
+}
+
+TEST(MatMulBlasTest, ThreadsCanBeSetAndRestored) {
+  const int initial = internal::BlasThreads();
+  internal::SetBlasThreads(1);
+  EXPECT_EQ(internal::BlasThreads(), 1);
+  internal::SetBlasThreads(0);
+  EXPECT_EQ(internal::BlasThreads(), initial);
+}
+
+// Every variant, the reference included.
+class MatMulTest : public ::testing::TestWithParam<Variant> {
+ protected:
+  const TensorKernels& kernels() const { return *GetParam().kernels; }
+  BufferPool pool_;
+};
+
+TEST_P(MatMulTest, ComputesAKnownProduct) {
+  const Tensor a = Matrix(2, 3, {1, 2, 3, 4, 5, 6}, pool_);
+  const Tensor b = Matrix(3, 2, {7, 8, 9, 10, 11, 12}, pool_);
+  const Tensor out = Product(kernels(), a, b, pool_);
+  EXPECT_EQ(std::vector<float>(out.Data<float>().begin(), out.Data<float>().end()),
+            (std::vector<float>{58, 64, 139, 154}));
+}
+
+TEST_P(MatMulTest, EmptyInnerDimensionGivesZeros) {
+  const Tensor a = Tensor::Empty(Shape{3, 0}, DType::kFloat, pool_);
+  const Tensor b = Tensor::Empty(Shape{0, 4}, DType::kFloat, pool_);
+  Tensor out = Tensor::Empty(Shape{3, 4}, DType::kFloat, pool_);
+  out.Fill(7.0f);
+  kernels().MatMul(a, b, out);
+  for (float v : out.Data<float>()) EXPECT_EQ(v, 0.0f);
+}
+
+TEST_P(MatMulTest, SubnormalProductsAreKept) {
+  // The bound's absolute term assumes gradual underflow: 2^-141 + 2^-141 is exact in float,
+  // and would be 0 with subnormals flushed to zero.
+  const Tensor a = Matrix(1, 2, {std::ldexp(1.0f, -140), std::ldexp(1.0f, -140)}, pool_);
+  for (Path path : kPaths) {
+    const Tensor out = Product(kernels(), a, Column(2, 0.5f, path, pool_), pool_);
+    EXPECT_EQ(out.At<float>({0, 0}), std::ldexp(1.0f, -140)) << PathName(path);
   }
 }
 
-TEST(MatMulTest, FastMatchesReferenceWithinTheBoundOnRandomStridedOperands) {
+INSTANTIATE_TEST_SUITE_P(All, MatMulTest, ::testing::ValuesIn(kernel_test::AllVariants()),
+                         kernel_test::ParamName);
+
+// The fast variants against the reference.
+class MatMulFastTest : public MatMulTest {};
+
+TEST_P(MatMulFastTest, WithinTheBoundOfTheReferenceOnRandomStridedOperands) {
   std::mt19937 rng(5);
-  BufferPool pool;
-  ThreadPool threads(2);
-  ReferenceKernels reference;
-  FastKernels fast(BestTarget(), threads);
+  const TensorKernels& reference = KernelSet::Get(KernelChoice::kExact);
   std::uniform_real_distribution<float> value(-1, 1);
   for (int c = 0; c < 300; ++c) {
     const int batch_rank = static_cast<int>(rng() % 3);
@@ -80,47 +197,64 @@ TEST(MatMulTest, FastMatchesReferenceWithinTheBoundOnRandomStridedOperands) {
       e.push_back(cc);
       return Shape(std::span<const int64_t>(e));
     };
-    Placed a = RandomLayout(shape(m, k), rng, pool, true);
-    Placed b = RandomLayout(shape(k, n), rng, pool, true);
-    Placed out = RandomLayout(shape(m, n), rng, pool, false);
+    Placed a = RandomLayout(shape(m, k), rng, pool_, true);
+    Placed b = RandomLayout(shape(k, n), rng, pool_, true);
+    Placed out = RandomLayout(shape(m, n), rng, pool_, false);
+    // One case in four scales a down so that most products underflow to subnormals or zero.
+    const float scale = rng() % 4 == 0 ? std::ldexp(1.0f, -140) : 1.0f;
     for (Placed* p : {&a, &b}) {
       auto s = p->view.MutableStorage<float>();
-      for (int64_t at : kernel_test::OffsetsOf(p->view)) s[static_cast<size_t>(at)] = value(rng);
+      const float f = p == &a ? scale : 1.0f;
+      for (int64_t at : kernel_test::OffsetsOf(p->view))
+        s[static_cast<size_t>(at)] = f * value(rng);
     }
-    Tensor ref = Tensor::Empty(shape(m, n), DType::kFloat, pool);
+    Tensor ref = Tensor::Empty(shape(m, n), DType::kFloat, pool_);
     reference.MatMul(a.view, b.view, ref);
-    fast.MatMul(a.view, b.view, out.view);
+    kernels().MatMul(a.view, b.view, out.view);
     ASSERT_EQ(kernel_test::SentinelDamage(out), 0) << out.view.Describe();
+    const std::vector<double> magnitude = Magnitudes(a.view, b.view, pool_);
+    size_t e = 0;
     kernel_test::ForEachIndex(ref.shape(), [&](std::span<const int64_t> i) {
-      std::vector<int64_t> ia(i.begin(), i.end()), ib(i.begin(), i.end());
-      double magnitude = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        ia.back() = kk;
-        ib[ib.size() - 2] = kk;
-        ib.back() = i.back();
-        magnitude += std::fabs(a.view.At<float>(ia)) * std::fabs(b.view.At<float>(ib));
-      }
-      const double bound = static_cast<double>(k) * std::ldexp(1.0, -22) * magnitude;
-      ASSERT_LE(std::fabs(double{out.view.At<float>(i)} - double{ref.At<float>(i)}), bound)
-          << "m=" << m << " k=" << k << " n=" << n << " a " << a.view.Describe() << " b "
-          << b.view.Describe();
+      const std::optional<double> bound = MatMulErrorBound(k, magnitude[e++]);
+      ASSERT_TRUE(bound.has_value());
+      ASSERT_LE(std::fabs(double{out.view.At<float>(i)} - double{ref.At<float>(i)}), *bound)
+          << "m=" << m << " k=" << k << " n=" << n << " scale " << scale << " a "
+          << a.view.Describe() << " b " << b.view.Describe();
     });
   }
 }
 
-TEST(MatMulTest, BlasDescriptionNamesTheLibraryAndKernel) {
-  const std::string d = internal::BlasDescription();
-  EXPECT_NE(d.find("OpenBLAS"), std::string::npos) << d;
-  EXPECT_NE(d.find("kernel"), std::string::npos) << d;
+TEST_P(MatMulFastTest, ProductsThatUnderflowAreLostWithinTheBoundsAbsoluteTerm) {
+  // Each product 2^-149 * 0.5 = 2^-150 is a tie between 0 and 2^-149 and rounds to even, 0;
+  // the reference gives 2^-149. The relative term alone (k * 2^-22 * 2^-149) would not allow it.
+  const Tensor a = Matrix(1, 2, {kMinSubnormal, kMinSubnormal}, pool_);
+  const double magnitude = 2 * std::ldexp(1.0, -150);
+  const std::optional<double> bound = MatMulErrorBound(2, magnitude);
+  ASSERT_TRUE(bound.has_value());
+  EXPECT_GT(double{kMinSubnormal}, 2 * std::ldexp(1.0, -22) * magnitude);
+  EXPECT_LE(double{kMinSubnormal}, *bound);
+  for (Path path : kPaths) {
+    const Tensor out = Product(kernels(), a, Column(2, 0.5f, path, pool_), pool_);
+    EXPECT_EQ(out.At<float>({0, 0}), 0.0f) << PathName(path);
+  }
 }
 
-TEST(MatMulTest, BlasThreadsCanBeSetAndRestored) {
-  const int initial = internal::BlasThreads();
-  internal::SetBlasThreads(1);
-  EXPECT_EQ(internal::BlasThreads(), 1);
-  internal::SetBlasThreads(0);
-  EXPECT_EQ(internal::BlasThreads(), initial);
+TEST_P(MatMulFastTest, PartialSumsMayOverflowWhereTheBoundDoesNotHold) {
+  // FLT_MAX + FLT_MAX overflows float: summed in that order the result is +inf, the
+  // reference's FLT_MAX; summed in another order, FLT_MAX. No bound applies here.
+  const Tensor a = Matrix(1, 3, {FLT_MAX, FLT_MAX, -FLT_MAX}, pool_);
+  EXPECT_FALSE(MatMulErrorBound(3, 3 * double{FLT_MAX}).has_value());
+  for (Path path : kPaths) {
+    const float got = Product(kernels(), a, Column(3, 1.0f, path, pool_), pool_).At<float>({0, 0});
+    EXPECT_TRUE(got == FLT_MAX || got == INFINITY) << PathName(path) << ": " << got;
+    if (path == Path::kStridedLoop) {
+      EXPECT_EQ(got, INFINITY) << "the strided loop sums in order of k";
+    }
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Fast, MatMulFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
+                         kernel_test::ParamName);
 
 }  // namespace
 }  // namespace onemodel
