@@ -90,7 +90,9 @@ TEST(RequestLogTest, ASlowRequestIsLoggedWithItsFieldsAndFastOnesAreNot) {
   EXPECT_EQ(line["msg"], "slow request: over --slow-request-ms " + std::to_string(kSlowRequestMs));
   EXPECT_EQ(line["rpc"], "Run");
   EXPECT_EQ(line["session"], "s1");
-  EXPECT_EQ(line["status"], "DEADLINE_EXCEEDED");
+  // Stopped by its deadline: the server sees the deadline passed, or gRPC's cancellation for
+  // it first.
+  EXPECT_TRUE(line["status"] == "DEADLINE_EXCEEDED" || line["status"] == "CANCELLED") << line;
   const double duration = line["duration_ms"].get<double>();
   EXPECT_GT(duration, kSlowRequestMs);
   EXPECT_NEAR(line["queued_ms"].get<double>() + line["run_ms"].get<double>(), duration, 0.002);
