@@ -514,26 +514,19 @@ void PrintRows(const std::vector<Row>& rows) {
 bool WriteJson(const std::string& path,
                const std::vector<std::pair<std::string, std::string>>& info,
                const std::vector<Row>& rows) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  std::fprintf(f, "{\n  \"machine\": {");
-  for (size_t i = 0; i < info.size(); ++i) {
-    std::fprintf(f, "%s\n    %s: %s", i ? "," : "", JsonString(info[i].first).c_str(),
-                 JsonString(info[i].second).c_str());
+  Json report = {{"machine", Object(info)}, {"rows", Json::array()}};
+  for (const Row& r : rows) {
+    report["rows"].push_back({{"section", r.section},
+                              {"name", r.name},
+                              {"variant", r.variant},
+                              {"value", r.value},
+                              {"unit", r.unit},
+                              {"baseline", r.baseline},
+                              {"baseline_value", r.baseline_value},
+                              {"ratio", r.ratio},
+                              {"goal", r.goal}});
   }
-  std::fprintf(f, "\n  },\n  \"rows\": [");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::fprintf(f,
-                 "%s\n    {\"section\": %s, \"name\": %s, \"variant\": %s, \"value\": %.6g, "
-                 "\"unit\": %s, \"baseline\": %s, \"baseline_value\": %.6g, \"ratio\": %.6g, "
-                 "\"goal\": %.6g}",
-                 i ? "," : "", JsonString(r.section).c_str(), JsonString(r.name).c_str(),
-                 JsonString(r.variant).c_str(), r.value, JsonString(r.unit).c_str(),
-                 JsonString(r.baseline).c_str(), r.baseline_value, r.ratio, r.goal);
-  }
-  std::fprintf(f, "\n  ]\n}\n");
-  return std::fclose(f) == 0;
+  return WriteJsonFile(path, report);
 }
 
 // Reruns this program's MatMul section with OpenBLAS's core type and L2 size unpinned.

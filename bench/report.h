@@ -1,16 +1,19 @@
 // What every benchmark report needs: medians of repetitions, the median of per-repetition
-// ratios (so drift shared by both sides cancels), machine facts read from /proc, and JSON
-// strings for the --json output.
+// ratios (so drift shared by both sides cancels), machine facts read from /proc, and the JSON
+// of the --json output (written by nlohmann-json).
 //
 //   double r = MedianRatio(ours, baseline);          // > 1: ours took longer (for times)
 //   std::string cpu = ReadLine("/proc/cpuinfo", "model name");
+//   WriteJsonFile(path, {{"machine", Object(facts)}, {"rows", rows}});
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace onemodel::bench {
@@ -45,14 +48,32 @@ inline std::string ReadLine(const char* path, std::string_view key) {
   return "?";
 }
 
-// `s` as a JSON string literal (quotes and backslashes escaped, control characters blanked).
-inline std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += static_cast<unsigned char>(ch) < 0x20 ? ' ' : ch;
-  }
-  return out + "\"";
+// A report's JSON; its members keep the order they were added in.
+using Json = nlohmann::ordered_json;
+
+// `value` as JSON text, `indent` spaces a level (-1: one line). Bytes that are not UTF-8 (a
+// name from the system) become U+FFFD instead of failing the report.
+inline std::string JsonText(const Json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// `s` as a JSON string literal. Only client/load uses it; it goes when client/load writes its
+// report with nlohmann-json itself.
+inline std::string JsonString(std::string_view s) { return JsonText(Json(s)); }
+
+// `pairs` as one JSON object, in order ("machine": the facts of ReadLine and friends).
+inline Json Object(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  Json object = Json::object();
+  for (const auto& [key, value] : pairs) object[key] = value;
+  return object;
+}
+
+// Writes `report` to `path`, indented, with a final newline; false when it cannot.
+inline bool WriteJsonFile(const std::string& path, const Json& report) {
+  std::ofstream out(path);
+  out << JsonText(report, 2) << '\n';
+  out.close();
+  return static_cast<bool>(out);
 }
 
 }  // namespace onemodel::bench

@@ -203,6 +203,9 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   flags.Text("log-format", &c->log_format, "text (for people) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));
+  flags.Number("slow-request-ms", &c->slow_request_ms, 0, 3600000,
+               "a request that takes longer than this many milliseconds is logged (warning) with "
+               "its time; 0: none is");
   flags.Text("tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
       ->check(CLI::ExistingFile);
   flags.Text("tls-key", &c->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);

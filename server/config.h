@@ -35,6 +35,7 @@ struct ServerConfig {
   int blas_threads = 1;  // threads one MatMul (BLAS call) may use; 0: one per CPU core
   std::string log_level = "info";
   std::string log_format = "text";  // text | json
+  int64_t slow_request_ms = 1000;   // requests that take longer are logged (warning); 0: none
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // with it, clients must present a certificate it signed

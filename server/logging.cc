@@ -4,8 +4,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string_view>
 #include <utility>
@@ -13,22 +15,73 @@
 namespace onemodel::server {
 namespace {
 
-// %* in a pattern: the message on one line (Printable), and for JSON escaped for a string.
+// %* in a text pattern: the message on one line (Printable).
 class MessageFlag final : public spdlog::custom_flag_formatter {
  public:
-  explicit MessageFlag(bool json) : json_(json) {}
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    std::string text = Printable({msg.payload.data(), msg.payload.size()});
-    if (json_) text = JsonEscape(text);
+    const std::string text = Printable({msg.payload.data(), msg.payload.size()});
     dest.append(text.data(), text.data() + text.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<MessageFlag>(json_);
+    return std::make_unique<MessageFlag>();
+  }
+};
+
+// The fields and JSON message of the line LogWithFields is writing on this thread, if any. The
+// logger's sink is synchronous: its formatter runs inside the logging call, on this thread.
+struct PendingLine {
+  const LogFields& fields;
+  std::string_view message;
+};
+thread_local const PendingLine* pending_line = nullptr;
+
+// `d` in milliseconds, to the microsecond.
+double Milliseconds(std::chrono::nanoseconds d) {
+  return std::round(static_cast<double>(d.count()) / 1e3) / 1e3;
+}
+
+// Adds the fields of `f` that are set to `line`.
+void AddFields(const LogFields& f, nlohmann::ordered_json& line) {
+  if (!f.request_id.empty()) line["request_id"] = f.request_id;
+  if (!f.rpc.empty()) line["rpc"] = f.rpc;
+  if (f.session_serial != 0) line["session"] = "s" + std::to_string(f.session_serial);
+  if (!f.status.empty()) line["status"] = f.status;
+  if (f.duration) line["duration_ms"] = Milliseconds(*f.duration);
+  if (f.duration && f.queued) {
+    line["queued_ms"] = Milliseconds(*f.queued);
+    line["run_ms"] = Milliseconds(*f.duration - *f.queued);
+  }
+}
+
+// One JSON object per line: time, level, thread, msg (Printable), then the pending line's
+// fields. Written by nlohmann-json, so any message is valid JSON (Printable leaves only valid
+// UTF-8, and bytes that are not are replaced rather than thrown about).
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    spdlog::memory_buf_t time;
+    time_.format(msg, time);
+    nlohmann::ordered_json line;
+    line["time"] = std::string_view(time.data(), time.size());
+    const spdlog::string_view_t level = spdlog::level::to_string_view(msg.level);
+    line["level"] = std::string_view(level.data(), level.size());
+    line["thread"] = msg.thread_id;
+    line["msg"] =
+        Printable(pending_line ? pending_line->message
+                               : std::string_view(msg.payload.data(), msg.payload.size()));
+    if (pending_line) AddFields(pending_line->fields, line);
+    const std::string text =
+        line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    dest.append(text.data(), text.data() + text.size());
+    dest.push_back('\n');
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonFormatter>();
   }
 
  private:
-  const bool json_;
+  spdlog::pattern_formatter time_{"%Y-%m-%dT%H:%M:%S.%e%z", spdlog::pattern_time_type::local, ""};
 };
 
 // The length of the UTF-8 sequence at the start of `s` and its code point, or {0, 0} when it
@@ -93,50 +146,26 @@ std::string Printable(std::string_view text, size_t max_bytes) {
   return out;
 }
 
-std::string JsonEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char code[8];
-          std::snprintf(code, sizeof code, "\\u%04x", c);
-          out += code;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
+void LogWithFields(spdlog::level::level_enum level, const LogFields& fields, std::string_view text,
+                   std::string_view message) {
+  spdlog::logger* logger = spdlog::default_logger_raw();
+  if (!logger->should_log(level)) return;
+  const PendingLine line{fields, message};
+  pending_line = &line;
+  logger->log(level, "{}", text);
+  pending_line = nullptr;
 }
 
 void ConfigureLogging(const std::string& level, const std::string& format) {
   auto logger = std::make_shared<spdlog::logger>("onemodeld",
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == "json") {
-    formatter->add_flag<MessageFlag>('*', true).set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","thread":%t,"msg":"%*"})");
+    logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    formatter->add_flag<MessageFlag>('*', false).set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %*");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<MessageFlag>('*').set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %*");
+    logger->set_formatter(std::move(formatter));
   }
-  logger->set_formatter(std::move(formatter));
   logger->set_level(spdlog::level::from_str(level));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(std::move(logger));

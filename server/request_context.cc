@@ -117,16 +117,39 @@ std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
   return "r" + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
 }
 
-void CallObserver::Finished(int method, std::chrono::steady_clock::time_point start,
-                            const grpc::Status& status, const std::string& request_id,
-                            int64_t session_serial) const {
-  const auto latency = std::chrono::steady_clock::now() - start;
-  stats_.Record(method, status.error_code(),
-                std::chrono::duration_cast<std::chrono::nanoseconds>(latency));
-  if (status.ok()) return;
-  spdlog::warn("request {} {} session s{} failed: {}: {}", request_id, methods_[method],
-               session_serial, StatusCodeName(status.error_code()),
-               RedactHandleTags(status.error_message()));
+void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status) const {
+  const auto duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - call.start);
+  stats_.Record(call.method, status.error_code(), duration);
+  const bool slow = slow_request_.count() > 0 && !call.open_ended && duration > slow_request_;
+  if (status.ok() && !slow) return;
+  const std::string& rpc = methods_[call.method];
+  LogFields fields{.request_id = call.request_id,
+                   .rpc = rpc,
+                   .session_serial = call.session_serial,
+                   .status = StatusCodeName(status.error_code()),
+                   .duration = duration};
+  if (call.work_start) fields.queued = *call.work_start - call.start;
+  const std::string named =
+      fmt::format("request {} {} session s{}", call.request_id, rpc, call.session_serial);
+  if (!status.ok()) {
+    const std::string message = RedactHandleTags(status.error_message());
+    LogWithFields(spdlog::level::warn, fields,
+                  fmt::format("{} failed: {}: {}", named, fields.status, message),
+                  "failed: " + message);
+  }
+  if (slow) {
+    const auto ms = [](std::chrono::nanoseconds d) { return d.count() / 1e6; };
+    const std::string split = fields.queued
+                                  ? fmt::format(" (queued {:.1f} ms, ran {:.1f} ms)",
+                                                ms(*fields.queued), ms(duration - *fields.queued))
+                                  : "";
+    const std::string over = fmt::format("over --slow-request-ms {}", slow_request_.count());
+    LogWithFields(spdlog::level::warn, fields,
+                  fmt::format("{} slow: {} after {:.1f} ms{}, {}", named, fields.status,
+                              ms(duration), split, over),
+                  "slow request: " + over);
+  }
 }
 
 }  // namespace onemodel::server

@@ -1,17 +1,18 @@
 // What every RPC handler does with its call before and after the work: authenticate, find the
 // session id (metadata header or message field), honour cancellation and deadlines, and, when
-// the call ends, count it and log a failure.
+// the call ends, count it and log it when it failed or was slow.
 //
 //   CheckAuth(ctx, token);
 //   std::string id = SessionIdOf(*ctx, request.session_id());
 //   ... CheckLive(*ctx, "after 3 of 10 operations") ...
-//   observer.Finished(method, start, status, request_id, session_serial);
+//   observer.Finished({.method = 10, .start = start, .request_id = id}, status);
 #pragma once
 
 #include <grpcpp/server_context.h>
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,18 +57,33 @@ void CheckNotStopped(std::string_view where);
 // The client's x-request-id header (printable, at most 64 characters) or a server number.
 std::string RequestIdOf(const grpc::CallbackServerContext& ctx);
 
-// Counts finished calls (RpcStats) and logs each failure with its request id.
+// A call that has ended, as CallObserver counts and logs it.
+struct FinishedCall {
+  int method = 0;                                 // index into the observer's method names
+  std::chrono::steady_clock::time_point start{};  // its arrival
+  // When its work began, after waiting behind its session's earlier requests (for the calls
+  // that wait for their session).
+  std::optional<std::chrono::steady_clock::time_point> work_start{};
+  std::string_view request_id{};
+  int64_t session_serial = 0;  // 0: it named no session
+  bool open_ended = false;     // it lasts as long as its client wants (WatchStats): never slow
+};
+
+// Counts finished calls (RpcStats) and logs each failure and each slow call.
 class CallObserver {
  public:
-  // `methods` names the RpcStats method indices, in order.
-  CallObserver(RpcStats& stats, std::vector<std::string> methods)
-      : stats_(stats), methods_(std::move(methods)) {}
-  void Finished(int method, std::chrono::steady_clock::time_point start, const grpc::Status& status,
-                const std::string& request_id, int64_t session_serial) const;
+  // `methods` names the RpcStats method indices, in order. A call that takes longer than
+  // `slow_request` is logged as slow (0: none is).
+  CallObserver(RpcStats& stats, std::vector<std::string> methods,
+               std::chrono::milliseconds slow_request)
+      : stats_(stats), methods_(std::move(methods)), slow_request_(slow_request) {}
+  // Counts `call` with `status`; logs a warning when it failed, and one when it was slow.
+  void Finished(const FinishedCall& call, const grpc::Status& status) const;
 
  private:
   RpcStats& stats_;
   const std::vector<std::string> methods_;
+  const std::chrono::milliseconds slow_request_;
 };
 
 }  // namespace onemodel::server

@@ -13,6 +13,7 @@
 #include "core/kernels/kernel_set.h"
 #include "core/kernels/matmul.h"
 #include "core/memory/memory_budget.h"
+#include "server/logging.h"
 #include "server/request_context.h"
 #include "server/security_files.h"
 
@@ -90,10 +91,13 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       workers_(config.workers),
       sessions_(config_, pool_, workers_,
                 [](const Session& s, EndReason reason, int64_t buffers) {
-                  spdlog::info("session s{} {}: {} {}", s.serial(), EndReasonName(reason), buffers,
-                               reason == EndReason::kExpired
-                                   ? "leaked buffer(s) reclaimed"
-                                   : "unreleased buffer(s) released by the close");
+                  const std::string ended = fmt::format(
+                      "{}: {} {}", EndReasonName(reason), buffers,
+                      reason == EndReason::kExpired ? "leaked buffer(s) reclaimed"
+                                                    : "unreleased buffer(s) released by the close");
+                  LogWithFields(spdlog::level::info, {.session_serial = s.serial()},
+                                fmt::format("session s{} {}", s.serial(), ended),
+                                "session " + ended);
                 }),
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);

@@ -34,7 +34,7 @@ OneModelService::OneModelService(const ServerConfig& config, SessionManager& ses
     : config_(config),
       sessions_(sessions),
       rpc_stats_(rpc_stats),
-      observer_(rpc_stats, MethodNames()),
+      observer_(rpc_stats, MethodNames(), std::chrono::milliseconds(config.slow_request_ms)),
       instance_id_(std::move(instance_id)),
       auth_token_(std::move(auth_token)) {}
 
@@ -55,8 +55,13 @@ void OneModelService::Begin(Call& call) {
 }
 
 void OneModelService::End(const Call& call, const grpc::Status& status) {
-  observer_.Finished(static_cast<int>(call.method), call.start, status, call.request_id,
-                     call.session_serial);
+  observer_.Finished({.method = static_cast<int>(call.method),
+                      .start = call.start,
+                      .work_start = call.work_start,
+                      .request_id = call.request_id,
+                      .session_serial = call.session_serial,
+                      .open_ended = call.method == Method::kWatchStats},
+                     status);
 }
 
 void OneModelService::Done() {
@@ -154,7 +159,8 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   }
   Session& s = *session;
   s.strand().Post([this, reactor, call = std::move(call), session = std::move(session),
-                   work = std::move(work), queued] {
+                   work = std::move(work), queued]() mutable {
+    call.work_start = std::chrono::steady_clock::now();
     session->budget().Refund(queued);
     grpc::Status status;
     try {
@@ -208,11 +214,15 @@ OneModelService::Unary* OneModelService::CreateSession(Context* ctx,
     reply->set_memory_limit_bytes(o.memory_limit_bytes);
     reply->set_idle_timeout_ms(o.idle_timeout.count());
     reply->set_max_message_bytes(config_.max_message_bytes);
-    spdlog::info(
-        "request {} session s{} created: kernels {}, memory limit {}, idle timeout {} ms, "
-        "arena chunk {}, client '{}'",
-        call.request_id, o.serial, o.kernels->name(), FormatBytes(o.memory_limit_bytes),
-        o.idle_timeout.count(), FormatBytes(o.arena_chunk_bytes), Printable(o.client_name, 128));
+    const std::string created = fmt::format(
+        "created: kernels {}, memory limit {}, idle timeout {} ms, arena chunk {}, client '{}'",
+        o.kernels->name(), FormatBytes(o.memory_limit_bytes), o.idle_timeout.count(),
+        FormatBytes(o.arena_chunk_bytes), Printable(o.client_name, 128));
+    LogWithFields(
+        spdlog::level::info,
+        {.request_id = call.request_id, .rpc = "CreateSession", .session_serial = o.serial},
+        fmt::format("request {} session s{} {}", call.request_id, o.serial, created),
+        "session " + created);
   });
 }
 

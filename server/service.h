@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -97,12 +98,14 @@ class OneModelService final : public v1::OneModel::CallbackService {
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     std::string request_id;
     int64_t session_serial = 0;
+    // When its work began on the session's strand, after the requests queued before it.
+    std::optional<std::chrono::steady_clock::time_point> work_start;
   };
   // Starts `call`: counts it in flight, reply metadata, request id, then refusal while
   // draining and authentication (throws RpcError). Every Begin() is paired with one End(),
   // when the call finishes, and one Done(), from its reactor's OnDone.
   void Begin(Call& call);
-  // Counts and logs a finished call.
+  // Counts a finished call, and logs it when it failed or was slow (--slow-request-ms).
   void End(const Call& call, const grpc::Status& status);
   // gRPC is done with a call (its reply and status have gone, or it broke): the drain stops
   // waiting for it. Until then a shutdown would cut off a reply still on its way.
@@ -165,7 +168,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
   bool draining_ = false;
   bool drain_cut_short_ = false;
   std::unordered_map<WatchStatsReactor*, const Session*> watches_;  // with the session watched
-  std::unordered_set<CancelToken*> tokens_;  // of the unary reactors alive
+  std::unordered_set<CancelToken*> tokens_;                         // of the unary reactors alive
 };
 
 }  // namespace onemodel::server

@@ -192,7 +192,8 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
     } catch (const std::exception& e) {
       // A CHECKED build found a kernel overrun; the memory is back all the same.
       buffers = session->ledger().leaked();
-      spdlog::error("session s{}: {}", session->serial(), e.what());
+      LogWithFields(spdlog::level::err, {.session_serial = session->serial()},
+                    fmt::format("session s{}: {}", session->serial(), e.what()), e.what());
     }
     {
       std::lock_guard guard(mutex_);

@@ -299,6 +299,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
   }
   session_->strand().PostAsync([this, request](Strand::Done done) {
     const StallWatch::Guard guard = watch_.Lock();
+    call_.work_start = std::chrono::steady_clock::now();
     release_strand_ = std::move(done);
     Start(*request);
   });

@@ -39,10 +39,11 @@ struct Ready {
 // Prints what this side runs: kernels, threads, BLAS and its core type.
 void PrintInfo() {
   const FastKernels fast(BestTarget());
-  std::printf(
-      "{\"info\": {\"fast_kernels\": %s, \"threads\": %d, \"blas\": %s, \"blas_threads\": %d}}\n",
-      JsonString(fast.name()).c_str(), ThreadPool::Shared().threads(),
-      JsonString(internal::BlasDescription()).c_str(), openblas_get_num_threads());
+  const Json info = {{"fast_kernels", fast.name()},
+                     {"threads", ThreadPool::Shared().threads()},
+                     {"blas", internal::BlasDescription()},
+                     {"blas_threads", openblas_get_num_threads()}};
+  std::printf("%s\n", JsonText({{"info", info}}).c_str());
 }
 
 // Answers requests from stdin until it closes; returns the exit status.
@@ -61,7 +62,7 @@ int Serve() {
     if (name == "info") {
       PrintInfo();
     } else if (!registry.contains(name)) {
-      std::printf("{\"error\": %s}\n", JsonString("unknown case " + name).c_str());
+      std::printf("%s\n", JsonText({{"error", "unknown case " + name}}).c_str());
     } else {
       auto it = ready.find(name);
       if (it == ready.end()) {
@@ -75,8 +76,9 @@ int Serve() {
       const double s = SecondsOf([&] {
         for (int i = 0; i < r.calls; ++i) r.c.run();
       });
-      std::printf("{\"case\": %s, \"seconds\": %.9g, \"work\": %.9g, \"calls\": %d}\n",
-                  JsonString(name).c_str(), s / r.calls, r.c.work, r.calls);
+      const Json reply = {
+          {"case", name}, {"seconds", s / r.calls}, {"work", r.c.work}, {"calls", r.calls}};
+      std::printf("%s\n", JsonText(reply).c_str());
     }
     std::fflush(stdout);
   }

@@ -89,35 +89,28 @@ void PrintDetails(const char* title, const std::vector<Detail>& details) {
 bool WriteJson(const std::string& path,
                const std::vector<std::pair<std::string, std::string>>& machine,
                const std::vector<Result>& results, const std::vector<Detail>& details) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  std::fprintf(f, "{\n  \"machine\": {");
-  for (size_t i = 0; i < machine.size(); ++i) {
-    std::fprintf(f, "%s\n    %s: %s", i ? "," : "", JsonString(machine[i].first).c_str(),
-                 JsonString(machine[i].second).c_str());
+  Json report = {
+      {"machine", Object(machine)}, {"results", Json::array()}, {"details", Json::array()}};
+  for (const Result& result : results) {
+    const RpcComparison& c = *result.comparison;
+    const Comparison& r = result.figures;
+    report["results"].push_back({{"name", c.name},
+                                 {"unit", c.unit},
+                                 {"ours", r.ours},
+                                 {"baseline", r.baseline},
+                                 {"ours_name", c.ours_name},
+                                 {"baseline_name", c.baseline_name},
+                                 {"ratio", r.ratio},
+                                 {"goal", c.goal}});
   }
-  std::fprintf(f, "\n  },\n  \"results\": [");
-  for (size_t i = 0; i < results.size(); ++i) {
-    const RpcComparison& c = *results[i].comparison;
-    const Comparison& r = results[i].figures;
-    std::fprintf(f,
-                 "%s\n    {\"name\": %s, \"unit\": %s, \"ours\": %.6g, \"baseline\": %.6g, "
-                 "\"ours_name\": %s, \"baseline_name\": %s, \"ratio\": %.6g, \"goal\": %.6g}",
-                 i ? "," : "", JsonString(c.name).c_str(), JsonString(c.unit).c_str(), r.ours,
-                 r.baseline, JsonString(c.ours_name).c_str(), JsonString(c.baseline_name).c_str(),
-                 r.ratio, c.goal);
+  for (const Detail& d : details) {
+    report["details"].push_back({{"name", d.name},
+                                 {"value", d.value},
+                                 {"unit", d.unit},
+                                 {"versus", d.versus},
+                                 {"ratio", d.ratio}});
   }
-  std::fprintf(f, "\n  ],\n  \"details\": [");
-  for (size_t i = 0; i < details.size(); ++i) {
-    const Detail& d = details[i];
-    std::fprintf(f,
-                 "%s\n    {\"name\": %s, \"value\": %.6g, \"unit\": %s, \"versus\": %s, "
-                 "\"ratio\": %.6g}",
-                 i ? "," : "", JsonString(d.name).c_str(), d.value, JsonString(d.unit).c_str(),
-                 JsonString(d.versus).c_str(), d.ratio);
-  }
-  std::fprintf(f, "\n  ]\n}\n");
-  return std::fclose(f) == 0;
+  return WriteJsonFile(path, report);
 }
 
 // Keeps glibc from returning freed memory to the system at once: buffers up to 32 MiB come from

@@ -164,7 +164,9 @@ TEST(LogSecrecyTest, AWholeSessionLogsNoSessionIdHandleTagOrToken) {
     EXPECT_TRUE(FailsWith([&] { client.AttachSession(id).KeepAlive(); }, StatusCode::NOT_FOUND));
   }
   const std::string log = logged.StopAndReadLog();
-  EXPECT_THAT(log, HasSubstr("session s1 created"));  // the session was logged, by serial
+  // The session was logged, by serial (a field of the JSON line).
+  EXPECT_THAT(log, HasSubstr(R"("msg":"session created: kernels)"));
+  EXPECT_THAT(log, HasSubstr(R"("rpc":"CreateSession","session":"s1"})"));
   EXPECT_THAT(log, HasSubstr("NoSuchOp"));            // and its failures
   EXPECT_THAT(log, HasSubstr(w_serial + ".<tag>' was released"));
   EXPECT_THAT(log, Not(HasSubstr(id.substr(0, 7))))  // at most the 6 characters NOT_FOUND shows

@@ -25,6 +25,7 @@ TEST(Config, DefaultsNeedNothing) {
   EXPECT_EQ(c.max_message_bytes, int64_t{64} << 20);
   EXPECT_GE(c.workers, 1) << "0 becomes one per core";
   EXPECT_EQ(c.blas_threads, 1) << "sessions run in parallel; one MatMul stays on its worker";
+  EXPECT_EQ(c.slow_request_ms, 1000);
   EXPECT_GT(EffectiveMemoryLimit(c), 0);
 }
 
@@ -76,6 +77,23 @@ TEST(Config, BadSettingsExitWithUsageErrorTwo) {
   EXPECT_NE(err.find("--session-memory-default"), std::string::npos);
 }
 
+TEST(Config, SlowRequestMsIsOffAtZeroAndRefusedOutsideZeroToAnHour) {
+  ServerConfig off;
+  EXPECT_EQ(Parse({"--slow-request-ms", "0"}, &off), -1);
+  EXPECT_EQ(off.slow_request_ms, 0);
+  ServerConfig hour;
+  EXPECT_EQ(Parse({"--slow-request-ms", "3600000"}, &hour), -1);
+  EXPECT_EQ(hour.slow_request_ms, 3600000);
+  testing::internal::CaptureStderr();
+  ServerConfig c;
+  EXPECT_EQ(Parse({"--slow-request-ms", "-1"}, &c), 2);
+  EXPECT_EQ(Parse({"--slow-request-ms", "3600001"}, &c), 2);
+  EXPECT_EQ(Parse({"--slow-request-ms", "0.5"}, &c), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                "--slow-request-ms: must be an integer from 0 to 3600000"),
+            std::string::npos);
+}
+
 TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
   ServerConfig c;
   testing::internal::CaptureStdout();
@@ -85,7 +103,7 @@ TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
        {"--listen", "--metrics-listen", "--pool-max-idle-bytes", "--max-sessions",
         "--session-memory-default", "--session-memory-max", "--idle-timeout", "--max-message-bytes",
         "--workers", "--blas-threads", "--log-level", "--log-format", "--tls-cert", "--tls-key",
-        "--tls-client-ca", "--auth-token-file", "ONEMODEL_LISTEN"}) {
+        "--tls-client-ca", "--auth-token-file", "--slow-request-ms", "ONEMODEL_LISTEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }
