@@ -28,9 +28,7 @@ inline constexpr int kStatusCodeUnknown = 2;
 
 // Upper bounds (inclusive, in microseconds) of the latency histogram's buckets: 50 us to 10 s
 // in 1-2.5-5 steps. One more bucket (+Inf) holds slower requests.
-inline constexpr std::array<int64_t, 17> kLatencyBoundsMicros = {
-    50,     100,     250,     500,     1'000,     2'500,     5'000,     10'000,    25'000,
-    50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000};
+inline constexpr std::array<int64_t, 77> kLatencyBoundsMicros = {2,3,4,5,6,8,10,12,15,19,23,29,36,45,57,71,89,111,139,173,217,271,339,424,529,662,827,1034,1292,1616,2019,2524,3155,3944,4930,6163,7704,9630,12037,15046,18808,23510,29387,36734,45918,57397,71746,89683,112104,140130,175162,218953,273691,342114,427642,534553,668191,835239,1044049,1305061,1631326,2039158,2548947,3186184,3982730,4978412,6223015,7778769,9723461,12154327,15192908,18991135,23738919,29673649,37092062,46365077,57956346};
 inline constexpr int kLatencyBucketCount = static_cast<int>(kLatencyBoundsMicros.size()) + 1;
 
 // One method's counters, as Snapshot() reads them.
@@ -43,6 +41,11 @@ struct RpcMethodStats {
   // Requests per latency bucket (not cumulative); the last one is +Inf.
   std::array<int64_t, kLatencyBucketCount> latency_buckets{};
 };
+
+// The q-quantile (0 <= q <= 1) of the latencies counted in `buckets`, in seconds, as Prometheus'
+// histogram_quantile() estimates it: linearly within the bucket it falls in (the first bucket
+// from 0), the highest bound when it falls in +Inf, 0 when nothing was counted.
+double LatencyQuantile(const std::array<int64_t, kLatencyBucketCount>& buckets, double q);
 
 class RpcStats {
  public:
