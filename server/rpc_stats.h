@@ -26,9 +26,15 @@ namespace onemodel::server {
 // Where Record() counts a code outside 0..16 (proto/status_code_name.h names the codes).
 inline constexpr int kStatusCodeUnknown = 2;
 
-// Upper bounds (inclusive, in microseconds) of the latency histogram's buckets: 50 us to 10 s
-// in 1-2.5-5 steps. One more bucket (+Inf) holds slower requests.
-inline constexpr std::array<int64_t, 77> kLatencyBoundsMicros = {2,3,4,5,6,8,10,12,15,19,23,29,36,45,57,71,89,111,139,173,217,271,339,424,529,662,827,1034,1292,1616,2019,2524,3155,3944,4930,6163,7704,9630,12037,15046,18808,23510,29387,36734,45918,57397,71746,89683,112104,140130,175162,218953,273691,342114,427642,534553,668191,835239,1044049,1305061,1631326,2039158,2548947,3186184,3982730,4978412,6223015,7778769,9723461,12154327,15192908,18991135,23738919,29673649,37092062,46365077,57956346};
+// Upper bounds (inclusive, in microseconds) of the latency histogram's buckets, 5 us to 60 s,
+// chosen from measured latencies (docs/operations.md#latency-buckets): fine steps below 250 us,
+// where small RPCs and most Run calls of a release build fall, then 1-2.5-5 steps to 10 s, and
+// 30 s and 60 s for large streamed transfers. One more bucket (+Inf) holds slower requests.
+inline constexpr std::array<int64_t, 26> kLatencyBoundsMicros = {
+    5,          10,         15,         20,        30,        50,        75,
+    100,        150,        250,        500,       1'000,     2'500,     5'000,
+    10'000,     25'000,     50'000,     100'000,   250'000,   500'000,   1'000'000,
+    2'500'000,  5'000'000,  10'000'000, 30'000'000, 60'000'000};
 inline constexpr int kLatencyBucketCount = static_cast<int>(kLatencyBoundsMicros.size()) + 1;
 
 // One method's counters, as Snapshot() reads them.
