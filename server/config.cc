@@ -93,9 +93,7 @@ class Flags {
   // An on|off setting.
   CLI::Option* Switch(const std::string& name, bool* value, const std::string& help) {
     std::string text = *value ? "on" : "off";
-    return Add(name, value, help)
-        ->transform(CLI::IsMember({"on", "off"}))
-        ->default_str(text);
+    return Add(name, value, help)->transform(CLI::IsMember({"on", "off"}))->default_str(text);
   }
   // A host:port setting, the port from 0 to 65535; `off_allowed`: "off" or "" turn it off.
   CLI::Option* Address(const std::string& name, std::string* value, bool off_allowed,

@@ -192,9 +192,9 @@ void AddProcessFamilies(std::vector<MetricFamily>& out, const ProcessStats& p,
     AddSample(family, row.value, {});
     out.push_back(std::move(family));
   }
-  MetricFamily info = Family("onemodel_build_info",
-                             "Always 1: the version, git commit, kernels and BLAS onemodeld runs.",
-                             kGauge);
+  MetricFamily info =
+      Family("onemodel_build_info",
+             "Always 1: the version, git commit, kernels and BLAS onemodeld runs.", kGauge);
   AddSample(info, 1,
             {{"version", build.version},
              {"git", build.git},
@@ -206,8 +206,8 @@ void AddProcessFamilies(std::vector<MetricFamily>& out, const ProcessStats& p,
 // The rows of the per-session families: the `limit` sessions holding the most memory (lower
 // serial first on ties), labelled by serial and kernels, then session="other" summing the rest
 // (the highest peak for peak_used_bytes), so that sums over sessions stay totals.
-std::vector<std::pair<SessionSnapshot, Labels>> SessionSeries(
-    std::vector<SessionSnapshot> sessions, int64_t limit) {
+std::vector<std::pair<SessionSnapshot, Labels>> SessionSeries(std::vector<SessionSnapshot> sessions,
+                                                              int64_t limit) {
   std::sort(sessions.begin(), sessions.end(),
             [](const SessionSnapshot& a, const SessionSnapshot& b) {
               return MemoryBytes(a) != MemoryBytes(b) ? MemoryBytes(a) > MemoryBytes(b)
@@ -276,14 +276,15 @@ std::map<std::string, HttpDocument> Documents(const RpcStats& rpc_stats,
                                               const MetricsOptions& options) {
   const BuildInfo build = CurrentBuildInfo();
   std::map<std::string, HttpDocument> documents;
-  documents["/metrics"] = {"text/plain; version=0.0.4; charset=utf-8",
-                           [&rpc_stats, snapshot, build, limit = options.session_series] {
-                             return prometheus::TextSerializer().Serialize(
-                                 BuildFamilies(ReadProcessStats(), build, snapshot(),
-                                               rpc_stats.Snapshot(), limit));
-                           }};
+  documents["/metrics"] = {
+      "text/plain; version=0.0.4; charset=utf-8",
+      [&rpc_stats, snapshot, build, limit = options.session_series] {
+        return prometheus::TextSerializer().Serialize(
+            BuildFamilies(ReadProcessStats(), build, snapshot(), rpc_stats.Snapshot(), limit));
+      }};
   if (options.status_page) {
-    const HttpDocument page = {"text/html; charset=utf-8", [] { return std::string(kStatusPageHtml); }};
+    const HttpDocument page = {"text/html; charset=utf-8",
+                               [] { return std::string(kStatusPageHtml); }};
     documents["/"] = page;
     documents["/status"] = page;
     documents["/status.json"] = {
@@ -299,8 +300,8 @@ std::map<std::string, HttpDocument> Documents(const RpcStats& rpc_stats,
 
 MetricsExporter::MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
                                  std::function<ServerSnapshot()> snapshot, MetricsOptions options)
-    : http_(std::make_unique<HttpEndpoint>(
-          listen_address, Documents(rpc_stats, std::move(snapshot), options))) {}
+    : http_(std::make_unique<HttpEndpoint>(listen_address,
+                                           Documents(rpc_stats, std::move(snapshot), options))) {}
 
 MetricsExporter::~MetricsExporter() = default;
 

@@ -38,9 +38,9 @@ struct MetricsOptions {
 class MetricsExporter {
  public:
   // Serves /metrics (and the status page, per `options`) on `listen_address` ("host:port";
-  // port 0 picks a free one) until destroyed. `snapshot` is called from the HTTP threads, once per scrape, and must be
-  // thread-safe and not throw; it and `rpc_stats` must outlive the exporter. Throws
-  // std::runtime_error naming the address and the reason when it cannot listen there.
+  // port 0 picks a free one) until destroyed. `snapshot` is called from the HTTP threads, once per
+  // scrape, and must be thread-safe and not throw; it and `rpc_stats` must outlive the exporter.
+  // Throws std::runtime_error naming the address and the reason when it cannot listen there.
   MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
                   std::function<ServerSnapshot()> snapshot, MetricsOptions options = {});
   // Stops serving; returns once no scrape is running.

@@ -41,7 +41,9 @@ struct SessionSnapshot {
 };
 
 // The memory a session holds: its pool buffers and its arena's chunks.
-inline int64_t MemoryBytes(const SessionSnapshot& s) { return s.pool_bytes + s.arena.reserved_bytes; }
+inline int64_t MemoryBytes(const SessionSnapshot& s) {
+  return s.pool_bytes + s.arena.reserved_bytes;
+}
 
 struct ServerSnapshot {
   PoolStats pool;

@@ -35,10 +35,14 @@ json PoolJson(const PoolStats& pool) {
                        {"rented_bytes", c.rented_buffers * c.size_bytes},
                        {"idle_bytes", c.idle_buffers * c.size_bytes}});
   }
-  return {{"rented_bytes", pool.rented_bytes},   {"requested_bytes", pool.rented_requested_bytes},
-          {"idle_bytes", pool.idle_bytes},       {"max_idle_bytes", pool.max_idle_bytes},
-          {"peak_rented_bytes", pool.peak_rented_bytes}, {"hits", pool.hits},
-          {"misses", pool.misses},               {"classes", std::move(classes)}};
+  return {{"rented_bytes", pool.rented_bytes},
+          {"requested_bytes", pool.rented_requested_bytes},
+          {"idle_bytes", pool.idle_bytes},
+          {"max_idle_bytes", pool.max_idle_bytes},
+          {"peak_rented_bytes", pool.peak_rented_bytes},
+          {"hits", pool.hits},
+          {"misses", pool.misses},
+          {"classes", std::move(classes)}};
 }
 
 // The kStatusSessionRows sessions holding the most memory (lower serial first on ties).
@@ -66,8 +70,11 @@ json SessionsJson(const ServerSnapshot& server) {
                     {"idle_seconds", s.idle_seconds}});
   }
   const SessionCounters& c = server.sessions;
-  return {{"open", c.open},       {"created", c.created}, {"closed", c.closed},
-          {"expired", c.expired}, {"rows", std::move(rows)}};
+  return {{"open", c.open},
+          {"created", c.created},
+          {"closed", c.closed},
+          {"expired", c.expired},
+          {"rows", std::move(rows)}};
 }
 
 // The methods that served any request.

@@ -4,8 +4,8 @@
 // and the request rates and latency percentiles per RPC. Nothing is fetched from elsewhere.
 // Sessions appear by their public serial ("s17"), as in the logs: never their ids or tokens.
 //
-//   documents["/status"] = {"text/html; charset=utf-8", [] { return std::string(kStatusPageHtml); }};
-//   documents["/status.json"] = {"application/json", [&] { return StatusJson(ReadInputs()); }};
+//   documents["/status"] = {"text/html; charset=utf-8", [] { return std::string(kStatusPageHtml);
+//   }}; documents["/status.json"] = {"application/json", [&] { return StatusJson(ReadInputs()); }};
 #pragma once
 
 #include <string>

@@ -69,13 +69,15 @@ class Dom(html.parser.HTMLParser):
 
 @pytest.fixture(scope='module')
 def running():
-    """A onemodeld with three sessions holding 1, 2 and 3 tensors, and its /status.json."""
+    """A onemodeld with three sessions holding 1, 2 and 3 tensors (one more released, so that
+    its class has an idle buffer), and its /status.json."""
     server = server_fixtures.start_server()
     client = server.client()
     sessions = [client.session() for _ in range(3)]
     for i, s in enumerate(sessions):
         for n in range(i + 1):
             s.put(np.ones(1000 * (n + 1) * (i + 1), np.float32))
+    sessions[0].release(sessions[0].put(np.ones(100000, np.float32)))
     with urllib.request.urlopen('http://%s/status.json' % server.metrics, timeout=10) as reply:
         status = json.load(reply)
     yield server, sessions, status
@@ -95,6 +97,9 @@ def test_the_page_draws_the_classes_sessions_and_rpcs(running):
         [c['size_bytes'] for c in status['pool']['classes']]
     assert len(groups) >= 3, 'six tensors of different sizes use several classes'
     assert len(dom.find('rect', 'rented')) == len(groups) + 1  # one per class and the legend's
+    assert any(float(r[1]['width']) > 0 for r in dom.find('rect', 'idle')[1:]), \
+        "the released tensor's idle buffer has a bar"
+
 
     rows = dom.find('tr', 'session-row')
     assert len(rows) == 3
@@ -107,7 +112,7 @@ def test_the_page_draws_the_classes_sessions_and_rpcs(running):
     rpcs = {e[2] for e in dom.elements if e[0] == 'td'}
     assert {'CreateSession', 'PutTensor'} <= rpcs
     assert len(dom.find('tr', 'rpc-row')) == len(status['rpcs'])
-    assert 'cannot read' not in dump
+    assert dom.find('div', id='updated')[0][2].startswith('updated '), 'the script read /status.json'
 
 
 def test_a_screenshot_is_kept(running):

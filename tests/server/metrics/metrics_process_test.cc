@@ -50,8 +50,9 @@ TEST(MetricsProcessTest, ErrorsHeadAndLfOnlyAreAnsweredAndTheServerLives) {
 TEST(MetricsProcessTest, StatusPageOffServesMetricsOnly) {
   ServerProcess server({"--status-page", "off"});
   const int port = PortOf(server.metrics_address());
-  EXPECT_THAT(Exchange(port, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n"),
-              AllOf(StartsWith("HTTP/1.1 404 Not Found\r\n"), EndsWith("served paths: /metrics\n")));
+  EXPECT_THAT(
+      Exchange(port, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n"),
+      AllOf(StartsWith("HTTP/1.1 404 Not Found\r\n"), EndsWith("served paths: /metrics\n")));
   EXPECT_TRUE(server.Stop().ok());
 }
 

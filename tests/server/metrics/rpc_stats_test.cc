@@ -81,12 +81,10 @@ TEST(RpcStatsTest, CountsRequestsErrorsAndCodesPerMethod) {
 }
 
 // The bounds in microseconds, written out independently of kLatencyBoundsMicros.
-constexpr int64_t kExpectedBounds[] = {5,         10,        15,        20,         30,
-                                       50,        75,        100,       150,        250,
-                                       500,       1000,      2500,      5000,       10000,
-                                       25000,     50000,     100000,    250000,     500000,
-                                       1000000,   2500000,   5000000,   10000000,   30000000,
-                                       60000000};
+constexpr int64_t kExpectedBounds[] = {
+    5,      10,     15,      20,      30,      50,       75,       100,     150,
+    250,    500,    1000,    2500,    5000,    10000,    25000,    50000,   100000,
+    250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000, 60000000};
 
 TEST(RpcStatsTest, BucketsRiseFrom5MicrosecondsTo60Seconds) {
   ASSERT_EQ(kLatencyBoundsMicros.size(), std::size(kExpectedBounds));

@@ -16,11 +16,11 @@
 namespace onemodel::server {
 namespace {
 
+using testing::Exchange;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::StartsWith;
-using testing::Exchange;
 using testing::ParseJson;
+using ::testing::StartsWith;
 
 // StatusJson of FakeSnapshot(1000) (sessions 7 and 9, classes 64 B and 4096 B) with Run
 // counted three times and Ping never.
@@ -30,8 +30,9 @@ nlohmann::json FakeStatus() {
     rpc_stats.Record(1, /*OK*/ 0, std::chrono::microseconds(micros));
   }
   rpc_stats.Record(1, /*NOT_FOUND*/ 5, std::chrono::microseconds(100));
-  StatusInputs in{"host-0123456789ab", "127.0.0.1:50051", {"0.1.0", "abc", "fast-avx2", "OpenBLAS"},
-                  {},                  FakeSnapshot(1000), rpc_stats.Snapshot()};
+  StatusInputs in{
+      "host-0123456789ab", "127.0.0.1:50051",   {"0.1.0", "abc", "fast-avx2", "OpenBLAS"}, {},
+      FakeSnapshot(1000),  rpc_stats.Snapshot()};
   in.process.start_time_seconds = 1000;
   in.server.per_session[1].idle_seconds = 2.5;
   return ParseJson(StatusJson(in));
@@ -96,7 +97,8 @@ TEST(StatusPageTest, ServedAtRootAndStatusBesideItsJson) {
   MetricsExporter exporter("127.0.0.1:0", rpc_stats, [] { return FakeSnapshot(0); },
                            {.instance_id = "host-0123456789ab"});
   for (const char* path : {"/", "/status"}) {
-    const std::string page = Exchange(exporter.port(), "GET " + std::string(path) + " HTTP/1.0\r\n\r\n");
+    const std::string page =
+        Exchange(exporter.port(), "GET " + std::string(path) + " HTTP/1.0\r\n\r\n");
     EXPECT_THAT(page, StartsWith("HTTP/1.1 200 OK\r\n")) << path;
     EXPECT_THAT(page, HasSubstr("\r\nContent-Type: text/html; charset=utf-8\r\n")) << path;
     EXPECT_THAT(page, HasSubstr("fetch(\"/status.json\"")) << path;
