@@ -90,6 +90,11 @@ class Flags {
   CLI::Option* Text(const std::string& name, std::string* value, const std::string& help) {
     return Add(name, value, help);
   }
+  // An on|off setting.
+  CLI::Option* Switch(const std::string& name, bool* value, const std::string& help) {
+    std::string text = *value ? "on" : "off";
+    return Add(name, value, help)->transform(CLI::IsMember({"on", "off"}))->default_str(text);
+  }
   // A host:port setting, the port from 0 to 65535; `off_allowed`: "off" or "" turn it off.
   CLI::Option* Address(const std::string& name, std::string* value, bool off_allowed,
                        const std::string& help) {
@@ -173,6 +178,12 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
   flags.Address("listen", &c->listen, false, "gRPC listen address host:port (port 0 picks one)");
   flags.Address("metrics-listen", &c->metrics_listen, true,
                 "Prometheus /metrics address host:port; 'off' (or empty) disables it");
+  flags.Number("metrics-sessions", &c->metrics_sessions, 0, 10000,
+               "sessions (most memory first) with onemodel_session_*/onemodel_arena_* series of "
+               "their own; the rest are summed as session=\"other\"");
+  flags.Switch("status-page", &c->status_page,
+               "serve the status page at / and /status on --metrics-listen (shows session "
+               "statistics to whoever reaches that address)");
   flags.Text("ready-file", &c->ready_file,
              "once serving, write grpc=, metrics= and instance= lines to this file");
   flags.Size("pool-max-idle-bytes", &c->pool_max_idle_bytes, 0, kPiB,

@@ -21,6 +21,8 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:50051";
   std::string metrics_listen = "127.0.0.1:9464";  // empty ("off" on the command line): none
   std::string ready_file;                         // written once serving (tests, supervisors)
+  int64_t metrics_sessions = 10;  // sessions with their own series; the rest are "other"
+  bool status_page = true;        // /status on the metrics port
   int64_t pool_max_idle_bytes = int64_t{2} << 30;
   int64_t memory_limit_bytes = 0;  // ceiling on all rented memory; 0: 80% of physical memory
   int64_t max_sessions = 1024;

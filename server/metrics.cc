@@ -3,12 +3,16 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "server/build_info.h"
 #include "server/http_endpoint.h"
+#include "server/process_stats.h"
+#include "server/status_page.h"
 
 namespace onemodel::server {
 namespace {
@@ -160,10 +164,90 @@ void AddRpcFamilies(std::vector<MetricFamily>& out, const std::vector<RpcMethodS
   out.push_back(std::move(latency));
 }
 
-// Every family, from one reading of the server and of the RPC counters.
-std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
-                                        const std::vector<RpcMethodStats>& rpcs) {
+// Prometheus' standard process metrics (the names its client libraries use) and
+// onemodel_build_info.
+void AddProcessFamilies(std::vector<MetricFamily>& out, const ProcessStats& p,
+                        const BuildInfo& build) {
+  const struct {
+    const char* name;
+    const char* help;
+    MetricType type;
+    double value;
+  } rows[] = {
+      {"process_resident_memory_bytes", "Resident memory size in bytes.", kGauge,
+       static_cast<double>(p.resident_memory_bytes)},
+      {"process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", kCounter,
+       p.cpu_seconds},
+      {"process_open_fds", "Number of open file descriptors.", kGauge,
+       static_cast<double>(p.open_fds)},
+      {"process_max_fds", "Maximum number of open file descriptors.", kGauge,
+       static_cast<double>(p.max_fds)},
+      {"process_threads", "Number of OS threads in the process.", kGauge,
+       static_cast<double>(p.threads)},
+      {"process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+       kGauge, p.start_time_seconds},
+  };
+  for (const auto& row : rows) {
+    MetricFamily family = Family(row.name, row.help, row.type);
+    AddSample(family, row.value, {});
+    out.push_back(std::move(family));
+  }
+  MetricFamily info =
+      Family("onemodel_build_info",
+             "Always 1: the version, git commit, kernels and BLAS onemodeld runs.", kGauge);
+  AddSample(info, 1,
+            {{"version", build.version},
+             {"git", build.git},
+             {"kernels", build.kernels},
+             {"blas", build.blas}});
+  out.push_back(std::move(info));
+}
+
+// The rows of the per-session families: the `limit` sessions holding the most memory (lower
+// serial first on ties), labelled by serial and kernels, then session="other" summing the rest
+// (the highest peak for peak_used_bytes), so that sums over sessions stay totals.
+std::vector<std::pair<SessionSnapshot, Labels>> SessionSeries(std::vector<SessionSnapshot> sessions,
+                                                              int64_t limit) {
+  std::sort(sessions.begin(), sessions.end(),
+            [](const SessionSnapshot& a, const SessionSnapshot& b) {
+              return MemoryBytes(a) != MemoryBytes(b) ? MemoryBytes(a) > MemoryBytes(b)
+                                                      : a.serial < b.serial;
+            });
+  const size_t shown = std::min(sessions.size(), static_cast<size_t>(std::max<int64_t>(limit, 0)));
+  std::vector<std::pair<SessionSnapshot, Labels>> rows;
+  for (size_t i = 0; i < shown; ++i) {
+    Labels labels = {{"session", std::to_string(sessions[i].serial)},
+                     {"kernels", sessions[i].kernel_variant}};
+    rows.emplace_back(std::move(sessions[i]), std::move(labels));
+  }
+  SessionSnapshot other;
+  for (size_t i = shown; i < sessions.size(); ++i) {
+    const SessionSnapshot& s = sessions[i];
+    ArenaStats& a = other.arena;
+    a.chunks += s.arena.chunks;
+    a.reserved_bytes += s.arena.reserved_bytes;
+    a.used_bytes += s.arena.used_bytes;
+    a.peak_used_bytes = std::max(a.peak_used_bytes, s.arena.peak_used_bytes);
+    a.resets += s.arena.resets;
+    a.allocations += s.arena.allocations;
+    a.growth_events += s.arena.growth_events;
+    other.handles += s.handles;
+    other.pool_buffers += s.pool_buffers;
+    other.pool_bytes += s.pool_bytes;
+    other.memory_limit_bytes += s.memory_limit_bytes;
+    other.requests += s.requests;
+  }
+  rows.emplace_back(std::move(other), Labels{{"session", "other"}});
+  return rows;
+}
+
+// Every family, from one reading of the process, the server and the RPC counters.
+std::vector<MetricFamily> BuildFamilies(const ProcessStats& process, const BuildInfo& build,
+                                        const ServerSnapshot& s,
+                                        const std::vector<RpcMethodStats>& rpcs,
+                                        int64_t session_series) {
   std::vector<MetricFamily> out;
+  AddProcessFamilies(out, process, build);
   AddFields(out, kPoolFields, {{&s.pool, {}}});
   std::vector<std::pair<const PoolClassStats*, Labels>> classes;
   for (const PoolClassStats& c : s.pool.classes) {
@@ -171,13 +255,13 @@ std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
   }
   AddFields(out, kPoolClassFields, classes);
   AddFields(out, kSessionCounterFields, {{&s.sessions, {}}});
+  const std::vector<std::pair<SessionSnapshot, Labels>> series =
+      SessionSeries(s.per_session, session_series);
   std::vector<std::pair<const ArenaStats*, Labels>> arenas;
   std::vector<std::pair<const SessionSnapshot*, Labels>> sessions;
-  for (const SessionSnapshot& session : s.per_session) {
-    Labels labels = {{"session", std::to_string(session.serial)},
-                     {"kernels", session.kernel_variant}};
+  for (const auto& [session, labels] : series) {
     arenas.push_back({&session.arena, labels});
-    sessions.push_back({&session, std::move(labels)});
+    sessions.push_back({&session, labels});
   }
   AddFields(out, kArenaFields, arenas);
   AddFields(out, kSessionFields, sessions);
@@ -185,21 +269,39 @@ std::vector<MetricFamily> BuildFamilies(const ServerSnapshot& s,
   return out;
 }
 
-// The Prometheus text document, rendered from a fresh snapshot at each scrape.
-HttpDocument MetricsDocument(const RpcStats& rpc_stats, std::function<ServerSnapshot()> snapshot) {
-  return {"text/plain; version=0.0.4; charset=utf-8", [&rpc_stats, snapshot = std::move(snapshot)] {
-            return prometheus::TextSerializer().Serialize(
-                BuildFamilies(snapshot(), rpc_stats.Snapshot()));
-          }};
+// The served documents: /metrics, rendered from fresh readings at each scrape, and with
+// `options.status_page` the status page at / and /status and its data at /status.json.
+std::map<std::string, HttpDocument> Documents(const RpcStats& rpc_stats,
+                                              std::function<ServerSnapshot()> snapshot,
+                                              const MetricsOptions& options) {
+  const BuildInfo build = CurrentBuildInfo();
+  std::map<std::string, HttpDocument> documents;
+  documents["/metrics"] = {
+      "text/plain; version=0.0.4; charset=utf-8",
+      [&rpc_stats, snapshot, build, limit = options.session_series] {
+        return prometheus::TextSerializer().Serialize(
+            BuildFamilies(ReadProcessStats(), build, snapshot(), rpc_stats.Snapshot(), limit));
+      }};
+  if (options.status_page) {
+    const HttpDocument page = {"text/html; charset=utf-8",
+                               [] { return std::string(kStatusPageHtml); }};
+    documents["/"] = page;
+    documents["/status"] = page;
+    documents["/status.json"] = {
+        "application/json", [&rpc_stats, snapshot, build, options] {
+          return StatusJson({options.instance_id, options.grpc_address, build, ReadProcessStats(),
+                             snapshot(), rpc_stats.Snapshot()});
+        }};
+  }
+  return documents;
 }
 
 }  // namespace
 
 MetricsExporter::MetricsExporter(const std::string& listen_address, const RpcStats& rpc_stats,
-                                 std::function<ServerSnapshot()> snapshot)
-    : http_(std::make_unique<HttpEndpoint>(
-          listen_address, std::map<std::string, HttpDocument>{
-                              {"/metrics", MetricsDocument(rpc_stats, std::move(snapshot))}})) {}
+                                 std::function<ServerSnapshot()> snapshot, MetricsOptions options)
+    : http_(std::make_unique<HttpEndpoint>(listen_address,
+                                           Documents(rpc_stats, std::move(snapshot), options))) {}
 
 MetricsExporter::~MetricsExporter() = default;
 

@@ -23,6 +23,23 @@ int RpcStats::MethodIndex(std::string_view name) const {
   return static_cast<int>(it - methods_.begin());
 }
 
+double LatencyQuantile(const std::array<int64_t, kLatencyBucketCount>& buckets, double q) {
+  const int64_t total = std::accumulate(buckets.begin(), buckets.end(), int64_t{0});
+  if (total == 0) return 0;
+  const double rank = q * static_cast<double>(total);
+  int64_t below = 0;  // requests in the buckets before b
+  for (int b = 0; b < kLatencyBucketCount - 1; ++b) {
+    if (buckets[b] > 0 && static_cast<double>(below + buckets[b]) >= rank) {
+      const double lower = b == 0 ? 0 : static_cast<double>(kLatencyBoundsMicros[b - 1]);
+      const double upper = static_cast<double>(kLatencyBoundsMicros[b]);
+      const double fraction = (rank - static_cast<double>(below)) / static_cast<double>(buckets[b]);
+      return (lower + (upper - lower) * std::max(0.0, fraction)) / 1e6;
+    }
+    below += buckets[b];
+  }
+  return static_cast<double>(kLatencyBoundsMicros.back()) / 1e6;
+}
+
 std::vector<RpcMethodStats> RpcStats::Snapshot() const {
   std::vector<RpcMethodStats> out(methods_.size());
   for (size_t i = 0; i < methods_.size(); ++i) {

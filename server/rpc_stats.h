@@ -26,11 +26,14 @@ namespace onemodel::server {
 // Where Record() counts a code outside 0..16 (proto/status_code_name.h names the codes).
 inline constexpr int kStatusCodeUnknown = 2;
 
-// Upper bounds (inclusive, in microseconds) of the latency histogram's buckets: 50 us to 10 s
-// in 1-2.5-5 steps. One more bucket (+Inf) holds slower requests.
-inline constexpr std::array<int64_t, 17> kLatencyBoundsMicros = {
-    50,     100,     250,     500,     1'000,     2'500,     5'000,     10'000,    25'000,
-    50'000, 100'000, 250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000};
+// Upper bounds (inclusive, in microseconds) of the latency histogram's buckets, 5 us to 60 s,
+// chosen from measured latencies (docs/operations.md#latency-buckets): fine steps below 250 us,
+// where small RPCs and most Run calls of a release build fall, then 1-2.5-5 steps to 10 s, and
+// 30 s and 60 s for large streamed transfers. One more bucket (+Inf) holds slower requests.
+inline constexpr std::array<int64_t, 26> kLatencyBoundsMicros = {
+    5,       10,      15,        20,        30,        50,         75,         100,       150,
+    250,     500,     1'000,     2'500,     5'000,     10'000,     25'000,     50'000,    100'000,
+    250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000, 30'000'000, 60'000'000};
 inline constexpr int kLatencyBucketCount = static_cast<int>(kLatencyBoundsMicros.size()) + 1;
 
 // One method's counters, as Snapshot() reads them.
@@ -43,6 +46,11 @@ struct RpcMethodStats {
   // Requests per latency bucket (not cumulative); the last one is +Inf.
   std::array<int64_t, kLatencyBucketCount> latency_buckets{};
 };
+
+// The q-quantile (0 <= q <= 1) of the latencies counted in `buckets`, in seconds, as Prometheus'
+// histogram_quantile() estimates it: linearly within the bucket it falls in (the first bucket
+// from 0), the highest bound when it falls in +Inf, 0 when nothing was counted.
+double LatencyQuantile(const std::array<int64_t, kLatencyBucketCount>& buckets, double q);
 
 class RpcStats {
  public:

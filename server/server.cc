@@ -123,8 +123,12 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
   server_->GetHealthCheckService()->SetServingStatus(kServiceName, true);
   if (!config_.metrics_listen.empty()) {
     try {
-      metrics_ = std::make_unique<MetricsExporter>(config_.metrics_listen, rpc_stats_,
-                                                   [this] { return sessions_.Snapshot(); });
+      metrics_ = std::make_unique<MetricsExporter>(
+          config_.metrics_listen, rpc_stats_, [this] { return sessions_.Snapshot(); },
+          MetricsOptions{.session_series = config_.metrics_sessions,
+                         .status_page = config_.status_page,
+                         .instance_id = instance_id_,
+                         .grpc_address = grpc_address_});
     } catch (...) {
       server_->Shutdown();
       sessions_.CloseAll();

@@ -37,7 +37,13 @@ struct SessionSnapshot {
   int64_t pool_bytes = 0;
   int64_t memory_limit_bytes = 0;
   int64_t requests = 0;
+  double idle_seconds = 0;  // since its last request started or ended
 };
+
+// The memory a session holds: its pool buffers and its arena's chunks.
+inline int64_t MemoryBytes(const SessionSnapshot& s) {
+  return s.pool_bytes + s.arena.reserved_bytes;
+}
 
 struct ServerSnapshot {
   PoolStats pool;

@@ -80,8 +80,11 @@ void Session::Publish() {
 }
 
 SessionSnapshot Session::Snapshot() const {
+  const Clock::time_point last{Clock::duration(last_used_.load())};
   std::lock_guard guard(published_mutex_);
-  return published_;
+  SessionSnapshot s = published_;
+  s.idle_seconds = std::chrono::duration<double>(Clock::now() - last).count();
+  return s;
 }
 
 bool Session::Expired(Clock::time_point now) const {

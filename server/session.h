@@ -84,7 +84,7 @@ class Session {
   // Copies the statistics others may read (Snapshot) and marks the session used now.
   void Publish();
 
-  // Any thread.
+  // The statistics last published, with idle_seconds measured now. Any thread.
   SessionSnapshot Snapshot() const;
   // True when no request is running or queued and the idle timeout has passed.
   bool Expired(Clock::time_point now) const;

@@ -155,9 +155,10 @@ def test_compose_replicas_proxy_and_scrape_targets_agree():
 
 
 def queried_metrics(dashboard):
-    """The onemodel_* metric families the dashboard's panels query (histogram suffixes removed)."""
+    """The onemodel_* and process_* metric families the dashboard's panels query (histogram
+    suffixes removed)."""
     exprs = [t['expr'] for p in dashboard['panels'] for t in p.get('targets', [])]
-    names = {n for e in exprs for n in re.findall(r'\bonemodel_[a-z_]+', e)}
+    names = {n for e in exprs for n in re.findall(r'\b(?:onemodel|process)_[a-z_]+', e)}
     return {re.sub(r'_(bucket|sum|count)$', '', n) for n in names}
 
 
@@ -182,8 +183,9 @@ def test_the_dashboard_queries_only_metrics_onemodeld_exports():
     queried = queried_metrics(dashboard)
     exported = exported_metrics()
     assert queried - exported == set(), 'the dashboard queries metrics onemodeld does not export'
-    # pool, arena, session and request metrics all have panels
-    for family in ('onemodel_pool_', 'onemodel_arena_', 'onemodel_session', 'onemodel_rpc_'):
+    # pool, arena, session, request and process metrics and the build all have panels
+    for family in ('onemodel_pool_', 'onemodel_arena_', 'onemodel_session', 'onemodel_rpc_',
+                   'process_', 'onemodel_build_info'):
         assert any(n.startswith(family) for n in queried), family
     (provisioning,) = yaml_documents(os.path.join(DEPLOY, 'grafana', 'provisioning', 'dashboards.yaml'))
     (provider,) = provisioning['providers']

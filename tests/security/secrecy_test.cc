@@ -111,15 +111,20 @@ TEST_F(SecrecyTest, MetricsNameSessionsBySerialOnly) {
   session.Put<float>(std::vector<float>{1}, {1});
   const std::string metrics = HttpGet(server().metrics_address(), "/metrics");
   ASSERT_THAT(metrics, HasSubstr("200 OK"));
-  // Every session label is a serial number, and there is one.
+  // Every session label is a serial number (or "other", the sum of the rest), and there is one.
   const std::regex label("session=\"([^\"]*)\"");
   int labels = 0;
   for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), label);
        it != std::sregex_iterator(); ++it, ++labels) {
-    EXPECT_TRUE(std::regex_match((*it)[1].str(), std::regex("[0-9]+"))) << (*it)[0];
+    EXPECT_TRUE(std::regex_match((*it)[1].str(), std::regex("[0-9]+|other"))) << (*it)[0];
   }
   EXPECT_GT(labels, 0);
   EXPECT_EQ(metrics.find(session.id().substr(0, 8)), std::string::npos);
+  // The status page's data names it "s<serial>" only.
+  const std::string status = HttpGet(server().metrics_address(), "/status.json");
+  ASSERT_THAT(status, HasSubstr("200 OK"));
+  EXPECT_THAT(status, HasSubstr("\"session\":\"s"));
+  EXPECT_EQ(status.find(session.id().substr(0, 8)), std::string::npos);
 }
 
 TEST(LogSecrecyTest, AWholeSessionLogsNoSessionIdHandleTagOrToken) {

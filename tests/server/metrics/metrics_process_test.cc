@@ -32,9 +32,9 @@ double SecondsSince(Clock::time_point start) {
 TEST(MetricsProcessTest, ErrorsHeadAndLfOnlyAreAnsweredAndTheServerLives) {
   ServerProcess server;
   const int port = PortOf(server.metrics_address());
-  EXPECT_THAT(
-      Exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-      AllOf(StartsWith("HTTP/1.1 404 Not Found\r\n"), EndsWith("served paths: /metrics\n")));
+  EXPECT_THAT(Exchange(port, "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"),
+              AllOf(StartsWith("HTTP/1.1 404 Not Found\r\n"),
+                    EndsWith("served paths: / /metrics /status /status.json\n")));
   EXPECT_THAT(Exchange(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n"),
               AllOf(StartsWith("HTTP/1.1 200 OK\r\n"), EndsWith("\r\n\r\n")));
   EXPECT_THAT(Exchange(port, "GET /metrics HTTP/1.1\nHost: x\n\n"),
@@ -44,6 +44,15 @@ TEST(MetricsProcessTest, ErrorsHeadAndLfOnlyAreAnsweredAndTheServerLives) {
   EXPECT_THAT(Exchange(port, "PUT /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),
               StartsWith("HTTP/1.1 405 "));
   EXPECT_THAT(Scrape(port), HasSubstr("\nonemodel_sessions_open 0\n"));
+  EXPECT_TRUE(server.Stop().ok());
+}
+
+TEST(MetricsProcessTest, StatusPageOffServesMetricsOnly) {
+  ServerProcess server({"--status-page", "off"});
+  const int port = PortOf(server.metrics_address());
+  EXPECT_THAT(
+      Exchange(port, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n"),
+      AllOf(StartsWith("HTTP/1.1 404 Not Found\r\n"), EndsWith("served paths: /metrics\n")));
   EXPECT_TRUE(server.Stop().ok());
 }
 

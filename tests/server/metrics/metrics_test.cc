@@ -41,6 +41,13 @@ TEST_F(MetricsExporterTest, EveryFamilyHasHelpAndType) {
   const std::string text = Scrape(exporter_.port());
   ASSERT_THAT(text, StartsWith("HTTP/1.1 200"));
   const std::vector<std::pair<std::string, std::string>> families = {
+      {"process_resident_memory_bytes", "gauge"},
+      {"process_cpu_seconds_total", "counter"},
+      {"process_open_fds", "gauge"},
+      {"process_max_fds", "gauge"},
+      {"process_threads", "gauge"},
+      {"process_start_time_seconds", "gauge"},
+      {"onemodel_build_info", "gauge"},
       {"onemodel_pool_rented_bytes", "gauge"},
       {"onemodel_pool_rented_buffers", "gauge"},
       {"onemodel_pool_requested_bytes", "gauge"},
@@ -137,7 +144,7 @@ TEST_F(MetricsExporterTest, RpcCountsByMethodAndCodeAndLatencyHistogram) {
   const int run = rpc_stats_.MethodIndex("Run");
   rpc_stats_.Record(run, /*OK*/ 0, std::chrono::microseconds(25));
   rpc_stats_.Record(run, /*OK*/ 0, std::chrono::microseconds(250));
-  rpc_stats_.Record(run, /*NOT_FOUND*/ 5, std::chrono::seconds(20));
+  rpc_stats_.Record(run, /*NOT_FOUND*/ 5, std::chrono::seconds(70));
   const std::string text = Scrape(exporter_.port());
 
   EXPECT_TRUE(HasLine(text, "onemodel_rpc_requests_total{method=\"Run\",code=\"OK\"} 2"));
@@ -149,13 +156,15 @@ TEST_F(MetricsExporterTest, RpcCountsByMethodAndCodeAndLatencyHistogram) {
 
   for (const char* line : {
            "onemodel_rpc_latency_seconds_count{method=\"Run\"} 3",
-           "onemodel_rpc_latency_seconds_sum{method=\"Run\"} 20.000275",
-           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"5e-05\"} 1",
-           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"0.0001\"} 1",
+           "onemodel_rpc_latency_seconds_sum{method=\"Run\"} 70.000275",
+           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"5e-06\"} 0",
+           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"2e-05\"} 0",
+           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"3e-05\"} 1",
+           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"0.00015\"} 1",
            "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"0.00025\"} 2",
            "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"0.001\"} 2",
            "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"2.5\"} 2",
-           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"10\"} 2",
+           "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"60\"} 2",
            "onemodel_rpc_latency_seconds_bucket{method=\"Run\",le=\"+Inf\"} 3",
            "onemodel_rpc_latency_seconds_count{method=\"Ping\"} 0",
            "onemodel_rpc_latency_seconds_bucket{method=\"Ping\",le=\"+Inf\"} 0",
@@ -210,10 +219,14 @@ TEST(MetricsExporterListenTest, PortInUseThrowsWithTheReason) {
 
 TEST(MetricsExporterHttpTest, OtherPathsMethodsAndGarbageGetErrorsAndServingGoesOn) {
   RpcStats rpc_stats({"Ping"});
-  MetricsExporter exporter("127.0.0.1:0", rpc_stats, [] { return ServerSnapshot{}; });
+  MetricsExporter exporter("127.0.0.1:0", rpc_stats, [] { return ServerSnapshot{}; },
+                           {.status_page = false});
   const int port = exporter.port();
-  EXPECT_THAT(Exchange(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-              StartsWith("HTTP/1.1 404 Not Found\r\n"));
+  for (const char* path : {"/", "/status", "/status.json"}) {
+    EXPECT_THAT(Exchange(port, "GET " + std::string(path) + " HTTP/1.1\r\nHost: x\r\n\r\n"),
+                StartsWith("HTTP/1.1 404 Not Found\r\n"))
+        << path << " without the status page";
+  }
   EXPECT_THAT(Exchange(port, "GET /metrics/extra HTTP/1.1\r\n\r\n"),
               StartsWith("HTTP/1.1 404 Not Found\r\n"));
   EXPECT_THAT(Exchange(port, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -78,38 +80,58 @@ TEST(RpcStatsTest, CountsRequestsErrorsAndCodesPerMethod) {
   EXPECT_EQ(m.codes[kStatusCodeUnknown], 1);
 }
 
-TEST(RpcStatsTest, LatencyBucketBoundsAreInclusive) {
+// The bounds in microseconds, written out independently of kLatencyBoundsMicros.
+constexpr int64_t kExpectedBounds[] = {
+    5,      10,     15,      20,      30,      50,       75,       100,     150,
+    250,    500,    1000,    2500,    5000,    10000,    25000,    50000,   100000,
+    250000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000, 60000000};
+
+TEST(RpcStatsTest, BucketsRiseFrom5MicrosecondsTo60Seconds) {
+  ASSERT_EQ(kLatencyBoundsMicros.size(), std::size(kExpectedBounds));
+  for (size_t i = 0; i < std::size(kExpectedBounds); ++i) {
+    EXPECT_EQ(kLatencyBoundsMicros[i], kExpectedBounds[i]) << i;
+  }
+  EXPECT_EQ(kLatencyBucketCount, 27);
+}
+
+TEST(RpcStatsTest, EveryBoundIsInclusiveAndOneNanosecondMoreIsTheNextBucket) {
   EXPECT_EQ(RpcStats::BucketOf(nanoseconds(0)), 0);
-  EXPECT_EQ(RpcStats::BucketOf(microseconds(50)), 0);
-  EXPECT_EQ(RpcStats::BucketOf(microseconds(50) + nanoseconds(1)), 1);
-  EXPECT_EQ(RpcStats::BucketOf(microseconds(100)), 1);
-  EXPECT_EQ(RpcStats::BucketOf(std::chrono::milliseconds(3)), 6);  // (2.5 ms, 5 ms]
-  EXPECT_EQ(RpcStats::BucketOf(std::chrono::seconds(10)), kLatencyBucketCount - 2);
-  EXPECT_EQ(RpcStats::BucketOf(std::chrono::seconds(10) + nanoseconds(1)), kLatencyBucketCount - 1);
+  for (int b = 0; b < static_cast<int>(std::size(kExpectedBounds)); ++b) {
+    const nanoseconds bound = microseconds(kExpectedBounds[b]);
+    EXPECT_EQ(RpcStats::BucketOf(bound), b) << kExpectedBounds[b] << " us";
+    EXPECT_EQ(RpcStats::BucketOf(bound + nanoseconds(1)), b + 1) << kExpectedBounds[b] << " us";
+  }
+  EXPECT_EQ(RpcStats::BucketOf(std::chrono::milliseconds(3)), 13);  // (2.5 ms, 5 ms]
   EXPECT_EQ(RpcStats::BucketOf(std::chrono::hours(1)), kLatencyBucketCount - 1);
 }
 
-TEST(RpcStatsTest, BoundsRiseFrom50MicrosecondsTo10Seconds) {
-  EXPECT_EQ(kLatencyBoundsMicros.front(), 50);
-  EXPECT_EQ(kLatencyBoundsMicros.back(), 10'000'000);
-  for (size_t i = 1; i < kLatencyBoundsMicros.size(); ++i) {
-    EXPECT_GT(kLatencyBoundsMicros[i], kLatencyBoundsMicros[i - 1]);
-  }
+TEST(LatencyQuantileTest, InterpolatesWithinTheBucketAsPrometheusDoes) {
+  std::array<int64_t, kLatencyBucketCount> buckets{};
+  EXPECT_EQ(LatencyQuantile(buckets, 0.5), 0) << "nothing counted";
+  buckets[0] = 10;  // (0, 5 us]
+  buckets[7] = 30;  // (75 us, 100 us]
+  // Rank 0.5 * 40 = 20: the 10th of the 30 in (75, 100]: 75 + 25 * 10 / 30.
+  EXPECT_NEAR(LatencyQuantile(buckets, 0.5), (75 + 25.0 / 3) * 1e-6, 1e-12);
+  EXPECT_NEAR(LatencyQuantile(buckets, 0.125), 2.5e-6, 1e-12) << "the first bucket starts at 0";
+  EXPECT_NEAR(LatencyQuantile(buckets, 1.0), 100e-6, 1e-12);
+  EXPECT_NEAR(LatencyQuantile(buckets, 0.0), 0, 1e-12);
+  buckets[kLatencyBucketCount - 1] = 60;  // over 60 s
+  EXPECT_EQ(LatencyQuantile(buckets, 0.99), 60.0) << "+Inf answers the highest bound";
 }
 
 TEST(RpcStatsTest, HistogramCountsEachLatencyOnceAndSumsThemExactly) {
   RpcStats stats({"Run"});
-  stats.Record(0, kOk, microseconds(20));
-  stats.Record(0, kOk, microseconds(50));
+  stats.Record(0, kOk, microseconds(3));
+  stats.Record(0, kOk, microseconds(5));
   stats.Record(0, kOk, microseconds(700));
-  stats.Record(0, kNotFound, std::chrono::seconds(30));
+  stats.Record(0, kNotFound, std::chrono::seconds(90));
   const RpcMethodStats m = stats.Snapshot()[0];
   std::array<int64_t, kLatencyBucketCount> expected{};
-  expected[0] = 2;                        // <= 50 us
-  expected[4] = 1;                        // (500 us, 1 ms]
-  expected[kLatencyBucketCount - 1] = 1;  // > 10 s
+  expected[0] = 2;                        // <= 5 us
+  expected[11] = 1;                       // (500 us, 1 ms]
+  expected[kLatencyBucketCount - 1] = 1;  // > 60 s
   EXPECT_EQ(m.latency_buckets, expected);
-  EXPECT_DOUBLE_EQ(m.latency_sum_seconds, 30.00077);
+  EXPECT_DOUBLE_EQ(m.latency_sum_seconds, 90.000708);
 }
 
 TEST(RpcStatsTest, CountsFromManyThreadsAreExact) {
@@ -120,7 +142,7 @@ TEST(RpcStatsTest, CountsFromManyThreadsAreExact) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&stats, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        stats.Record(t % 2, i % kStatusCodeCount, microseconds(i % 3 == 0 ? 30 : 2000));
+        stats.Record(t % 2, i % kStatusCodeCount, microseconds(i % 3 == 0 ? 4 : 2000));
       }
     });
   }
@@ -131,14 +153,14 @@ TEST(RpcStatsTest, CountsFromManyThreadsAreExact) {
   std::array<int64_t, kLatencyBucketCount> buckets{};
   for (int i = 0; i < kPerThread; ++i) {
     codes[i % kStatusCodeCount] += kThreads / 2;
-    buckets[i % 3 == 0 ? 0 : 5] += kThreads / 2;  // 30 us: <= 50 us; 2 ms: (1 ms, 2.5 ms]
+    buckets[i % 3 == 0 ? 0 : 12] += kThreads / 2;  // 4 us: <= 5 us; 2 ms: (1 ms, 2.5 ms]
   }
   for (const RpcMethodStats& m : stats.Snapshot()) {
     EXPECT_EQ(m.requests, int64_t{kThreads / 2} * kPerThread) << m.method;
     EXPECT_EQ(m.errors, m.requests - codes[kOk]) << m.method;
     EXPECT_EQ(m.codes, codes) << m.method;
     EXPECT_EQ(m.latency_buckets, buckets) << m.method;
-    EXPECT_DOUBLE_EQ(m.latency_sum_seconds, buckets[0] * 30e-6 + buckets[5] * 2e-3) << m.method;
+    EXPECT_DOUBLE_EQ(m.latency_sum_seconds, buckets[0] * 4e-6 + buckets[12] * 2e-3) << m.method;
   }
 }
 

@@ -94,6 +94,21 @@ TEST(Config, SlowRequestMsIsOffAtZeroAndRefusedOutsideZeroToAnHour) {
             std::string::npos);
 }
 
+TEST(Config, StatusPageIsOnOrOffAndMetricsSessionsACount) {
+  ServerConfig c;
+  EXPECT_EQ(Parse({}, &c), -1);
+  EXPECT_TRUE(c.status_page);
+  EXPECT_EQ(c.metrics_sessions, 10);
+  EXPECT_EQ(Parse({"--status-page", "off", "--metrics-sessions", "0"}, &c), -1);
+  EXPECT_FALSE(c.status_page);
+  EXPECT_EQ(c.metrics_sessions, 0);
+  EXPECT_EQ(Parse({"--status-page", "on"}, &c), -1);
+  EXPECT_TRUE(c.status_page);
+  ServerConfig d;
+  EXPECT_EQ(Parse({"--status-page", "maybe"}, &d), 2);
+  EXPECT_EQ(Parse({"--metrics-sessions", "-1"}, &d), 2);
+}
+
 TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
   ServerConfig c;
   testing::internal::CaptureStdout();

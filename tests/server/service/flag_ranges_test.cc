@@ -99,8 +99,9 @@ TEST(FlagRanges, EveryFlagInHelpIsTextOrHasARange) {
   for (const FlagRange& r : NumericFlagRanges()) ranged.insert(r.flag);
   // Flags whose value is text, each checked for its own form.
   const std::set<std::string> text = {
-      "--help",       "--listen",   "--metrics-listen", "--ready-file",    "--log-level",
-      "--log-format", "--tls-cert", "--tls-key",        "--tls-client-ca", "--auth-token-file"};
+      "--help",          "--listen",          "--metrics-listen", "--ready-file",
+      "--log-level",     "--log-format",      "--tls-cert",       "--tls-key",
+      "--tls-client-ca", "--auth-token-file", "--status-page"};
   const std::regex flag("--[a-z][a-z-]*");
   int seen = 0;
   for (auto it = std::sregex_iterator(help.begin(), help.end(), flag); it != std::sregex_iterator();

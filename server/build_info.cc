@@ -1,0 +1,21 @@
+#include "server/build_info.h"
+
+#include "core/kernels/kernel_set.h"
+#include "core/kernels/matmul.h"
+
+// Defined for this file only by server/CMakeLists.txt, so a new commit recompiles nothing else.
+#ifndef ONEMODEL_VERSION
+#error "ONEMODEL_VERSION must be defined by server/CMakeLists.txt"
+#endif
+#ifndef ONEMODEL_GIT
+#error "ONEMODEL_GIT must be defined by server/CMakeLists.txt"
+#endif
+
+namespace onemodel::server {
+
+BuildInfo CurrentBuildInfo() {
+  return {ONEMODEL_VERSION, ONEMODEL_GIT, std::string(KernelSet::Default().name()),
+          internal::BlasDescription()};
+}
+
+}  // namespace onemodel::server
