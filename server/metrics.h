@@ -31,8 +31,8 @@ struct MetricsOptions {
   int64_t session_series = 10;
   // Serve the status page at / and /status, and its data at /status.json (--status-page).
   bool status_page = true;
-  std::string instance_id;   // shown on the status page
-  std::string grpc_address;  // shown on the status page
+  std::string instance_id = {};   // shown on the status page
+  std::string grpc_address = {};  // shown on the status page
 };
 
 class MetricsExporter {
