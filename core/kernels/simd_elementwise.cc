@@ -23,7 +23,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
 
-// False for every op: a static_assert that names the op it fails for.
+// Always false, but depends on the op: the static_asserts below fire only for an op with no
+// branch of its own, and the compiler names that op.
 template <auto kOp>
 inline constexpr bool kNoVectorForm = false;
 
