@@ -60,6 +60,6 @@ elseif(NOT output MATCHES "${EXPECT}")
   message(FATAL_ERROR "${SOURCE} fails with '${FIND}' made '${REPLACE}' in ${HEADER}, but not "
                       "with '${EXPECT}':\n${output}")
 else()
-  string(REGEX MATCH "[^\n]*${EXPECT}[^\n]*" line "${output}")
+  string(REGEX MATCH "[^\n]*(${EXPECT})[^\n]*" line "${output}")
   message(STATUS "${SOURCE} fails as expected:\n${line}")
 endif()
