@@ -31,7 +31,7 @@ namespace onemodel::server {
 
 // The RPCs of the OneModel service, one row each, in the order RpcStats numbers them (and
 // GetStats and /metrics list them): X(Name) gives Method::kName and the name "Name" in
-// MethodNames(). service_test checks the rows against the proto's service.
+// MethodNames(). MethodListTest holds the rows to the proto's service, in its order.
 #define ONEMODEL_FOR_EACH_METHOD(X)                                                         \
   X(Ping) X(CreateSession) X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor)           \
   X(UploadTensor) X(DownloadTensor) X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward)  \

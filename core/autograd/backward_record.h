@@ -37,6 +37,7 @@ namespace onemodel {
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };
 #undef ONEMODEL_OP_KIND_ENUMERATOR
+// Every kind, in enum order.
 #define ONEMODEL_OP_KIND_VALUE(Name) OpKind::k##Name,
 inline constexpr OpKind kAllOpKinds[] = {ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_VALUE)};
 #undef ONEMODEL_OP_KIND_VALUE
