@@ -22,10 +22,9 @@
 namespace onemodel::server {
 
 std::vector<std::string> MethodNames() {
-  return {"Ping",           "CreateSession",  "KeepAlive",    "CloseSession",
-          "PutTensor",      "GetTensor",      "UploadTensor", "DownloadTensor",
-          "DescribeTensor", "ReleaseTensors", "Run",          "Backward",
-          "ResetArena",     "GetStats",       "WatchStats",   "ListOperations"};
+#define ONEMODEL_METHOD_NAME(Name) #Name,
+  return {ONEMODEL_FOR_EACH_METHOD(ONEMODEL_METHOD_NAME)};
+#undef ONEMODEL_METHOD_NAME
 }
 
 OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,

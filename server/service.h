@@ -30,25 +30,17 @@
 
 namespace onemodel::server {
 
-// The RPCs, in the order RpcStats numbers them.
-enum class Method {
-  kPing,
-  kCreateSession,
-  kKeepAlive,
-  kCloseSession,
-  kPutTensor,
-  kGetTensor,
-  kUploadTensor,
-  kDownloadTensor,
-  kDescribeTensor,
-  kReleaseTensors,
-  kRun,
-  kBackward,
-  kResetArena,
-  kGetStats,
-  kWatchStats,
-  kListOperations,
-};
+// The RPCs of the OneModel service, one row each, in the order RpcStats numbers them (and
+// GetStats and /metrics list them): X(Name) gives Method::kName and the name "Name" in
+// MethodNames(). MethodListTest holds the rows to the proto's service, in its order.
+#define ONEMODEL_FOR_EACH_METHOD(X)                                                         \
+  X(Ping) X(CreateSession) X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor)           \
+  X(UploadTensor) X(DownloadTensor) X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward)  \
+  X(ResetArena) X(GetStats) X(WatchStats) X(ListOperations)
+
+#define ONEMODEL_METHOD_ENUMERATOR(Name) k##Name,
+enum class Method { ONEMODEL_FOR_EACH_METHOD(ONEMODEL_METHOD_ENUMERATOR) };
+#undef ONEMODEL_METHOD_ENUMERATOR
 // Their names, indexed by Method.
 std::vector<std::string> MethodNames();
 

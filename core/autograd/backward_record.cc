@@ -9,11 +9,9 @@
 namespace onemodel {
 
 std::string_view OpKindName(OpKind op) {
-  static constexpr std::string_view kNames[] = {
-      "Add",    "Sub",       "Mul",     "Div",     "Max",     "Min",        "Pow",     "Neg",
-      "Abs",    "Exp",       "Log",     "Sqrt",    "Relu",    "Sigmoid",    "Tanh",    "Gelu",
-      "MatMul", "MaxPool2d", "Sum",     "Mean",    "Softmax", "LogSoftmax", "Cast",    "Contiguous",
-      "Copy",   "ToLayout",  "Reshape", "Permute", "Slice",   "Expand",     "Squeeze", "Unsqueeze"};
+#define ONEMODEL_OP_KIND_NAME(Name) #Name,
+  static constexpr std::string_view kNames[] = {ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_NAME)};
+#undef ONEMODEL_OP_KIND_NAME
   return kNames[static_cast<int>(op)];
 }
 

@@ -21,17 +21,29 @@
 
 namespace onemodel {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
-enum class UnaryOp { kNeg, kAbs, kExp, kLog, kSqrt, kRelu, kSigmoid, kTanh, kGelu };
+// The elementwise ops, one row each: X(Name) gives BinaryOp::kName / UnaryOp::kName, its
+// name "Name" (BinaryOpName), its place in kAllBinaryOps and, wherever a table is indexed by
+// the op (the SIMD rows, the ops' record kinds), its row there, all derived from this list. A
+// new row fails the build until every switch over the op handles it (-Werror=switch) and
+// core/autograd has an OpKind of the same name (docs/development.md, "Adding an operation").
+#define ONEMODEL_FOR_EACH_BINARY_OP(X) X(Add) X(Sub) X(Mul) X(Div) X(Max) X(Min) X(Pow)
+#define ONEMODEL_FOR_EACH_UNARY_OP(X) \
+  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Relu) X(Sigmoid) X(Tanh) X(Gelu)
 
-inline constexpr BinaryOp kAllBinaryOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
-                                             BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin,
-                                             BinaryOp::kPow};
-inline constexpr UnaryOp kAllUnaryOps[] = {UnaryOp::kNeg,     UnaryOp::kAbs,  UnaryOp::kExp,
-                                           UnaryOp::kLog,     UnaryOp::kSqrt, UnaryOp::kRelu,
-                                           UnaryOp::kSigmoid, UnaryOp::kTanh, UnaryOp::kGelu};
+#define ONEMODEL_OP_ENUMERATOR(Name) k##Name,
+enum class BinaryOp { ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_OP_ENUMERATOR) };
+enum class UnaryOp { ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_OP_ENUMERATOR) };
+#undef ONEMODEL_OP_ENUMERATOR
 
-// "Add", "Sigmoid", ...
+#define ONEMODEL_BINARY_OP_VALUE(Name) BinaryOp::k##Name,
+#define ONEMODEL_UNARY_OP_VALUE(Name) UnaryOp::k##Name,
+// Every op, in enum order (kAllBinaryOps[i] is BinaryOp(i)).
+inline constexpr BinaryOp kAllBinaryOps[] = {ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_BINARY_OP_VALUE)};
+inline constexpr UnaryOp kAllUnaryOps[] = {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_UNARY_OP_VALUE)};
+#undef ONEMODEL_BINARY_OP_VALUE
+#undef ONEMODEL_UNARY_OP_VALUE
+
+// "Add", "Sigmoid", ...: the op's row name, as Run requests and error messages spell it.
 std::string_view BinaryOpName(BinaryOp op);
 std::string_view UnaryOpName(UnaryOp op);
 

@@ -23,20 +23,32 @@ namespace hn = hwy::HWY_NAMESPACE;
 using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
 
+// Always false, but depends on the op: the static_asserts below fire only for an op with no
+// branch of its own, and the compiler names that op.
+template <auto kOp>
+inline constexpr bool kNoVectorForm = false;
+
 // ---- vector forms of the ops; each matches scalar_ops.h ----
 template <BinaryOp kOp>
 HWY_INLINE V BinaryVec(D, V a, V b) {
-  if constexpr (kOp == BinaryOp::kAdd) return hn::Add(a, b);
-  if constexpr (kOp == BinaryOp::kSub) return hn::Sub(a, b);
-  if constexpr (kOp == BinaryOp::kMul) return hn::Mul(a, b);
-  if constexpr (kOp == BinaryOp::kDiv) return hn::Div(a, b);
-  if constexpr (kOp == BinaryOp::kMax || kOp == BinaryOp::kMin) {
+  if constexpr (kOp == BinaryOp::kAdd) {
+    return hn::Add(a, b);
+  } else if constexpr (kOp == BinaryOp::kSub) {
+    return hn::Sub(a, b);
+  } else if constexpr (kOp == BinaryOp::kMul) {
+    return hn::Mul(a, b);
+  } else if constexpr (kOp == BinaryOp::kDiv) {
+    return hn::Div(a, b);
+  } else if constexpr (kOp == BinaryOp::kMax || kOp == BinaryOp::kMin) {
     const auto pick_a = kOp == BinaryOp::kMax ? hn::Gt(a, b) : hn::Lt(a, b);
     V r = hn::IfThenElse(pick_a, a, b);
     r = hn::IfThenElse(hn::IsNaN(b), b, r);
     return hn::IfThenElse(hn::IsNaN(a), a, r);  // the first NaN wins
+  } else {
+    static_assert(kNoVectorForm<kOp>,
+                  "this BinaryOp has no vector form: write one in BinaryVec (matching "
+                  "scalar_ops.h) or give it a scalar row in BinaryRow");
   }
-  return a;
 }
 
 // Returns x where x is NaN, else r.
@@ -45,18 +57,19 @@ HWY_INLINE V KeepNaN(V x, V r) { return hn::IfThenElse(hn::IsNaN(x), x, r); }
 template <UnaryOp kOp>
 HWY_INLINE V UnaryVec(D d, V x) {
   const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
-  if constexpr (kOp == UnaryOp::kNeg) return hn::Neg(x);
-  if constexpr (kOp == UnaryOp::kAbs) return hn::Abs(x);
-  if constexpr (kOp == UnaryOp::kSqrt) return hn::Sqrt(x);
-  if constexpr (kOp == UnaryOp::kRelu) {
+  if constexpr (kOp == UnaryOp::kNeg) {
+    return hn::Neg(x);
+  } else if constexpr (kOp == UnaryOp::kAbs) {
+    return hn::Abs(x);
+  } else if constexpr (kOp == UnaryOp::kSqrt) {
+    return hn::Sqrt(x);
+  } else if constexpr (kOp == UnaryOp::kRelu) {
     return KeepNaN(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x));
-  }
-  if constexpr (kOp == UnaryOp::kExp) {
+  } else if constexpr (kOp == UnaryOp::kExp) {
     // Highway's Exp is valid on [-FLT_MAX, 104]; above ln(FLT_MAX) the result is +inf.
     const V r = hn::Exp(d, hn::Min(x, hn::Set(d, 100.0f)));
     return KeepNaN(x, hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283935546875f)), inf, r));
-  }
-  if constexpr (kOp == UnaryOp::kLog) {
+  } else if constexpr (kOp == UnaryOp::kLog) {
     // Highway's Log is valid on (0, FLT_MAX]: 0 -> -inf, negative -> NaN, +inf -> +inf.
     V r = hn::Log(d, x);
     r = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), hn::Neg(inf), r);
@@ -64,20 +77,22 @@ HWY_INLINE V UnaryVec(D d, V x) {
                        r);
     r = hn::IfThenElse(hn::Eq(x, inf), inf, r);
     return KeepNaN(x, r);
-  }
-  if constexpr (kOp == UnaryOp::kTanh) return KeepNaN(x, hn::Tanh(d, x));
-  if constexpr (kOp == UnaryOp::kSigmoid) {
+  } else if constexpr (kOp == UnaryOp::kTanh) {
+    return KeepNaN(x, hn::Tanh(d, x));
+  } else if constexpr (kOp == UnaryOp::kSigmoid) {
     const V one = hn::Set(d, 1.0f);
     return hn::Div(one, hn::Add(one, UnaryVec<UnaryOp::kExp>(d, hn::Neg(x))));
-  }
-  if constexpr (kOp == UnaryOp::kGelu) {
+  } else if constexpr (kOp == UnaryOp::kGelu) {
     const V x3 = hn::Mul(hn::Mul(x, x), x);
     const V inner =
         hn::Mul(hn::Set(d, scalar::kGeluScale), hn::MulAdd(hn::Set(d, scalar::kGeluCubic), x3, x));
     const V t = UnaryVec<UnaryOp::kTanh>(d, inner);
     return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), t));
+  } else {
+    static_assert(kNoVectorForm<kOp>,
+                  "this UnaryOp has no vector form: write one in UnaryVec (matching "
+                  "scalar_ops.h)");
   }
-  return x;
 }
 
 // Loads n <= Lanes elements of stride s (0, 1 or any) into a vector (missing lanes are 0).
@@ -147,15 +162,25 @@ void UnaryRowT(int64_t n, float* out, int64_t so, const float* x, int64_t sx) {
   }
 }
 
+// The row of op kOp.
+template <BinaryOp kOp>
+constexpr internal::BinaryRowFn BinaryRow() {
+  if constexpr (kOp == BinaryOp::kPow) {
+    return &PowRow;
+  } else {
+    return &BinaryRowT<kOp>;
+  }
+}
+
 const internal::ElementwiseSimd* GetElementwiseSimd() {
+#define ONEMODEL_BINARY_ROW(Name) BinaryRow<BinaryOp::k##Name>(),
+#define ONEMODEL_UNARY_ROW(Name) &UnaryRowT<UnaryOp::k##Name>,
   static const internal::ElementwiseSimd table = {
-      {&BinaryRowT<BinaryOp::kAdd>, &BinaryRowT<BinaryOp::kSub>, &BinaryRowT<BinaryOp::kMul>,
-       &BinaryRowT<BinaryOp::kDiv>, &BinaryRowT<BinaryOp::kMax>, &BinaryRowT<BinaryOp::kMin>,
-       &PowRow},
-      {&UnaryRowT<UnaryOp::kNeg>, &UnaryRowT<UnaryOp::kAbs>, &UnaryRowT<UnaryOp::kExp>,
-       &UnaryRowT<UnaryOp::kLog>, &UnaryRowT<UnaryOp::kSqrt>, &UnaryRowT<UnaryOp::kRelu>,
-       &UnaryRowT<UnaryOp::kSigmoid>, &UnaryRowT<UnaryOp::kTanh>, &UnaryRowT<UnaryOp::kGelu>},
+      {ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_BINARY_ROW)},
+      {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_UNARY_ROW)},
   };
+#undef ONEMODEL_BINARY_ROW
+#undef ONEMODEL_UNARY_ROW
   return &table;
 }
 

@@ -17,9 +17,10 @@ using BinaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* a, 
                              const float* b, int64_t sb);
 using UnaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* x, int64_t sx);
 
+// Indexed by the op; simd_elementwise.cc fills both from the op lists of kernels.h.
 struct ElementwiseSimd {
-  BinaryRowFn binary[std::size(kAllBinaryOps)];  // indexed by BinaryOp
-  UnaryRowFn unary[std::size(kAllUnaryOps)];     // indexed by UnaryOp
+  BinaryRowFn binary[std::size(kAllBinaryOps)];
+  UnaryRowFn unary[std::size(kAllUnaryOps)];
 };
 
 // The elementwise rows compiled for `target` (which must be compiled in).

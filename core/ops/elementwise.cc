@@ -16,13 +16,6 @@ using internal::CheckFloat;
 using internal::Map;
 using internal::NewFloat;
 
-OpKind KindOf(BinaryOp op) {
-  return static_cast<OpKind>(static_cast<int>(OpKind::kAdd) + static_cast<int>(op));
-}
-OpKind KindOf(UnaryOp op) {
-  return static_cast<OpKind>(static_cast<int>(OpKind::kNeg) + static_cast<int>(op));
-}
-
 // Writes into grads[i] the full-shape gradient `full` summed down to input i's shape.
 void Give(const BackwardRecord& r, int i, Tensor full, const OpContext& ctx,
           std::span<Tensor> grads) {
@@ -39,10 +32,9 @@ bool Wants(const BackwardRecord& r, int i) {
   return r.inputs()[static_cast<size_t>(i)].node != nullptr;
 }
 
-void BinaryBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+void BinaryBackward(BinaryOp op, const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
   const Shape& shape = g.shape();
-  const auto op = static_cast<BinaryOp>(static_cast<int>(r.op()) - static_cast<int>(OpKind::kAdd));
   switch (op) {
     case BinaryOp::kAdd:
     case BinaryOp::kSub:
@@ -133,10 +125,9 @@ void BinaryBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
   }
 }
 
-void UnaryBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+void UnaryBackward(UnaryOp op, const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                    std::span<Tensor> grads) {
   const Shape& s = g.shape();
-  const auto op = static_cast<UnaryOp>(static_cast<int>(r.op()) - static_cast<int>(OpKind::kNeg));
   switch (op) {
     case UnaryOp::kNeg:
       grads[0] = Map(
@@ -184,6 +175,34 @@ void UnaryBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ct
   }
 }
 
+// The BackwardFn of op kOp.
+template <BinaryOp kOp>
+void BinaryBackwardOf(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+                      std::span<Tensor> grads) {
+  BinaryBackward(kOp, r, g, ctx, grads);
+}
+template <UnaryOp kOp>
+void UnaryBackwardOf(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+                     std::span<Tensor> grads) {
+  UnaryBackward(kOp, r, g, ctx, grads);
+}
+
+// What an op's record holds: the OpKind of the op's name and the backward of the op.
+struct RecordSpec {
+  OpKind kind;
+  BackwardFn backward;
+};
+#define ONEMODEL_BINARY_RECORD(Name) {OpKind::k##Name, &BinaryBackwardOf<BinaryOp::k##Name>},
+#define ONEMODEL_UNARY_RECORD(Name) {OpKind::k##Name, &UnaryBackwardOf<UnaryOp::k##Name>},
+// Indexed by the op: both follow the op list of core/kernels/kernels.h.
+constexpr RecordSpec kBinaryRecords[] = {ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_BINARY_RECORD)};
+constexpr RecordSpec kUnaryRecords[] = {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_UNARY_RECORD)};
+#undef ONEMODEL_BINARY_RECORD
+#undef ONEMODEL_UNARY_RECORD
+
+const RecordSpec& RecordOf(BinaryOp op) { return kBinaryRecords[static_cast<size_t>(op)]; }
+const RecordSpec& RecordOf(UnaryOp op) { return kUnaryRecords[static_cast<size_t>(op)]; }
+
 }  // namespace
 
 Tensor Binary(BinaryOp op, const Tensor& a, const Tensor& b, const OpContext& ctx) {
@@ -194,7 +213,8 @@ Tensor Binary(BinaryOp op, const Tensor& a, const Tensor& b, const OpContext& ct
   Tensor out = NewFloat(shape, ctx);
   ctx.kernels.Binary(op, a.Expand(shape), b.Expand(shape), out);
   if (!ShouldRecord({&a, &b})) return out;
-  auto record = internal::NewRecord(KindOf(op), &BinaryBackward, {&a, &b});
+  const RecordSpec& spec = RecordOf(op);
+  auto record = internal::NewRecord(spec.kind, spec.backward, {&a, &b});
   if (op != BinaryOp::kAdd && op != BinaryOp::kSub) {
     record->Save(0, a);
     record->Save(1, b);
@@ -208,7 +228,8 @@ Tensor Unary(UnaryOp op, const Tensor& x, const OpContext& ctx) {
   Tensor out = NewFloat(x.shape(), ctx);
   ctx.kernels.Unary(op, x, out);
   if (!ShouldRecord({&x})) return out;
-  auto record = internal::NewRecord(KindOf(op), &UnaryBackward, {&x});
+  const RecordSpec& spec = RecordOf(op);
+  auto record = internal::NewRecord(spec.kind, spec.backward, {&x});
   switch (op) {
     case UnaryOp::kAbs:
     case UnaryOp::kLog:
@@ -221,8 +242,12 @@ Tensor Unary(UnaryOp op, const Tensor& x, const OpContext& ctx) {
       break;
     case UnaryOp::kNeg:
       break;
-    default:
-      record->Save(1, out);  // Exp, Sqrt, Relu, Sigmoid, Tanh: backward needs the output
+    case UnaryOp::kExp:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kRelu:
+    case UnaryOp::kSigmoid:
+    case UnaryOp::kTanh:
+      record->Save(1, out);  // backward needs the output
       break;
   }
   return out.WithAutogradNode(std::move(record));

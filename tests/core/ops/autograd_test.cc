@@ -199,6 +199,22 @@ TEST_F(AutogradTest, CopyFromIntoATensorThatRequiresGradThrowsWhileRecording) {
   EXPECT_EQ(w.At<float>({0}), 5.0f);
 }
 
+TEST_F(AutogradTest, ElementwiseRecordsAreOfTheKindNamedAfterTheirOp) {
+  const Tensor x = Filled(Shape{2}, 0.5f).WithRequiresGrad();
+  for (BinaryOp op : kAllBinaryOps) {
+    const Tensor y = ops::Binary(op, x, x, ctx_);
+    const BackwardRecord* record = GradFn(y);
+    ASSERT_NE(record, nullptr) << BinaryOpName(op);
+    EXPECT_EQ(OpKindName(record->op()), BinaryOpName(op));
+  }
+  for (UnaryOp op : kAllUnaryOps) {
+    const Tensor y = ops::Unary(op, x, ctx_);
+    const BackwardRecord* record = GradFn(y);
+    ASSERT_NE(record, nullptr) << UnaryOpName(op);
+    EXPECT_EQ(OpKindName(record->op()), UnaryOpName(op));
+  }
+}
+
 // Runs every operation on `x` [1, 2, 8, 8] and `w` [8, 8]; returns how many outputs it made.
 int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   int outputs = 0;

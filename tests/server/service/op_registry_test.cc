@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/autograd/backward_record.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
 #include "server/rpc_error.h"
@@ -183,6 +184,13 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
     EXPECT_EQ(got, want == expected.end() ? same_as_input : want->second) << spec.name;
   }
   EXPECT_EQ(listed.size(), cases.size()) << "every case names a registered operation";
+}
+
+TEST(OpRegistryTableTest, EveryRecordedKindIsARunOperationOfItsName) {
+  // A result's grad_fn (DescribeTensor) names an operation a client can Run.
+  for (OpKind kind : kAllOpKinds) {
+    EXPECT_NE(FindOp(OpKindName(kind)), nullptr) << OpKindName(kind);
+  }
 }
 
 TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
