@@ -22,8 +22,8 @@
 #include "bench/compare/cases.h"
 #include "bench/machine_peaks.h"
 #include "bench/report.h"
+#include "core/kernels/blas.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/kernels/matmul.h"
 #include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 
@@ -42,7 +42,7 @@ void PrintInfo() {
   std::printf(
       "{\"info\": {\"fast_kernels\": %s, \"threads\": %d, \"blas\": %s, \"blas_threads\": %d}}\n",
       JsonString(fast.name()).c_str(), ThreadPool::Shared().threads(),
-      JsonString(internal::BlasDescription()).c_str(), openblas_get_num_threads());
+      JsonString(BlasDescription()).c_str(), openblas_get_num_threads());
 }
 
 // Answers requests from stdin until it closes; returns the exit status.

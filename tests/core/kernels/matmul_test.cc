@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "core/kernels/blas.h"
 #include "core/kernels/reference_kernels.h"
 #include "tests/core/kernels/kernel_test_util.h"
 
@@ -109,17 +110,17 @@ TEST(MatMulTest, FastMatchesReferenceWithinTheBoundOnRandomStridedOperands) {
 }
 
 TEST(MatMulTest, BlasDescriptionNamesTheLibraryAndKernel) {
-  const std::string d = internal::BlasDescription();
+  const std::string d = BlasDescription();
   EXPECT_NE(d.find("OpenBLAS"), std::string::npos) << d;
   EXPECT_NE(d.find("kernel"), std::string::npos) << d;
 }
 
 TEST(MatMulTest, BlasThreadsCanBeSetAndRestored) {
-  const int initial = internal::BlasThreads();
-  internal::SetBlasThreads(1);
-  EXPECT_EQ(internal::BlasThreads(), 1);
-  internal::SetBlasThreads(0);
-  EXPECT_EQ(internal::BlasThreads(), initial);
+  const int initial = BlasThreads();
+  SetBlasThreads(1);
+  EXPECT_EQ(BlasThreads(), 1);
+  SetBlasThreads(0);
+  EXPECT_EQ(BlasThreads(), initial);
 }
 
 }  // namespace
