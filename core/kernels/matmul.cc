@@ -1,4 +1,4 @@
-#include "core/kernels/matmul.h"
+#include "core/kernels/internal/matmul.h"
 
 #include <cblas.h>
 

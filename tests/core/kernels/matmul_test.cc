@@ -1,6 +1,6 @@
 // MatMul: the reference against a hand-computed case, and every fast variant against the
 // reference within |fast - ref| <= K * 2^-22 * sum_k |a_ik| |b_kj| on random strided operands.
-#include "core/kernels/matmul.h"
+#include "core/kernels/internal/matmul.h"
 
 #include <gtest/gtest.h>
 
