@@ -44,10 +44,10 @@
 #include "bench/machine_peaks.h"
 #include "bench/report.h"
 #include "core/convert/half.h"
+#include "core/kernels/blas.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/kernels/matmul.h"
+#include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/reference_kernels.h"
-#include "core/kernels/simd_tables.h"
 #include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 #include "core/memory/buffer_pool.h"
@@ -591,7 +591,7 @@ int Main(int argc, char** argv) {
       {"cpu", ReadLine("/proc/cpuinfo", "model name")},
       {"threads", std::to_string(bench.threads.threads())},
       {"fast_kernels", std::string(bench.fast.name())},
-      {"blas", internal::BlasDescription()},
+      {"blas", BlasDescription()},
       {"blas_threads", std::to_string(openblas_get_num_threads())},
       {"OPENBLAS_CORETYPE", EnvOr("OPENBLAS_CORETYPE", "(unset)")},
       {"OPENBLAS_L2_SIZE", EnvOr("OPENBLAS_L2_SIZE", "(unset)")},

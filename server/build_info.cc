@@ -1,7 +1,7 @@
 #include "server/build_info.h"
 
+#include "core/kernels/blas.h"
 #include "core/kernels/kernel_set.h"
-#include "core/kernels/matmul.h"
 
 // Defined for this file only by server/CMakeLists.txt, so a new commit recompiles nothing else.
 #ifndef ONEMODEL_VERSION
@@ -15,7 +15,7 @@ namespace onemodel::server {
 
 BuildInfo CurrentBuildInfo() {
   return {ONEMODEL_VERSION, ONEMODEL_GIT, std::string(KernelSet::Default().name()),
-          internal::BlasDescription()};
+          BlasDescription()};
 }
 
 }  // namespace onemodel::server

@@ -10,8 +10,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "core/kernels/blas.h"
 #include "core/kernels/kernel_set.h"
-#include "core/kernels/matmul.h"
 #include "core/memory/memory_budget.h"
 #include "server/logging.h"
 #include "server/request_context.h"
@@ -101,7 +101,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
                 }),
       rpc_stats_(MethodNames()) {
   KernelSet::SetDefault(KernelChoice::kFast);
-  internal::SetBlasThreads(config_.blas_threads);
+  SetBlasThreads(config_.blas_threads);
   const std::string token = ReadAuthToken(config_.auth_token_file);
   service_ = std::make_unique<OneModelService>(config_, sessions_, rpc_stats_, instance_id_, token);
   grpc::EnableDefaultHealthCheckService(true);
@@ -142,7 +142,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
       "memory ceiling {}, pool idle cap {}",
       grpc_address_, config_.tls_cert.empty() ? "" : " (TLS)",
       metrics_address_.empty() ? "off" : "on " + metrics_address_, instance_id_,
-      KernelSet::Default().name(), config_.workers, internal::BlasThreads(),
+      KernelSet::Default().name(), config_.workers, BlasThreads(),
       FormatBytes(EffectiveMemoryLimit(config_)), FormatBytes(config_.pool_max_idle_bytes));
 }
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
 #include "core/ops/conversion.h"
+#include "core/tensor/grad_mode.h"
 #include "server/logging.h"
 #include "server/op_registry.h"
 #include "server/request_context.h"

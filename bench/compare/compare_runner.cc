@@ -22,8 +22,8 @@
 #include "bench/compare/cases.h"
 #include "bench/machine_peaks.h"
 #include "bench/report.h"
+#include "core/kernels/blas.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/kernels/matmul.h"
 #include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 
@@ -41,7 +41,7 @@ void PrintInfo() {
   const FastKernels fast(BestTarget());
   const Json info = {{"fast_kernels", fast.name()},
                      {"threads", ThreadPool::Shared().threads()},
-                     {"blas", internal::BlasDescription()},
+                     {"blas", BlasDescription()},
                      {"blas_threads", openblas_get_num_threads()}};
   std::printf("%s\n", JsonText({{"info", info}}).c_str());
 }

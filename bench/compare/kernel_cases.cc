@@ -13,7 +13,7 @@
 #include "bench/machine_peaks.h"
 #include "core/autograd/engine.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/kernels/simd_tables.h"
+#include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 #include "core/memory/buffer_pool.h"

@@ -9,7 +9,6 @@
 
 #include "bench/compare/cases.h"
 #include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/kernels/simd_targets.h"
 #include "core/memory/arena.h"
@@ -18,6 +17,7 @@
 #include "core/ops/linear.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
+#include "core/tensor/grad_mode.h"
 
 namespace onemodel::bench {
 namespace {

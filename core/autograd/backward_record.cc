@@ -3,8 +3,8 @@
 #include <iterator>
 #include <string>
 
-#include "core/autograd/grad_mode.h"
 #include "core/common/exceptions.h"
+#include "core/tensor/grad_mode.h"
 
 namespace onemodel {
 
@@ -152,16 +152,6 @@ bool ShouldRecord(std::initializer_list<const Tensor*> inputs) {
     if (t->requires_grad()) return true;
   }
   return false;
-}
-
-Tensor Tensor::WithRequiresGrad() const {
-  if (!CanRequireGrad(dtype_)) {
-    throw TensorTypeException("WithRequiresGrad: tensor " + Describe() + " holds " +
-                              std::string(OnnxName(dtype_)) +
-                              " elements; only floating-point tensors can require gradients");
-  }
-  CheckPlain("WithRequiresGrad");
-  return WithAutogradNode(std::make_shared<LeafNode>());
 }
 
 }  // namespace onemodel

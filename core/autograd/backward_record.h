@@ -21,6 +21,7 @@
 
 #include "core/autograd/op_context.h"
 #include "core/memory/memory_budget.h"
+#include "core/tensor/autograd_node.h"
 #include "core/tensor/tensor.h"
 
 namespace onemodel {
@@ -44,18 +45,6 @@ inline constexpr OpKind kAllOpKinds[] = {ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_K
 
 // "Add", "MaxPool2d", ...
 std::string_view OpKindName(OpKind op);
-
-class AutogradNode {
- public:
-  virtual ~AutogradNode() = default;
-  virtual bool IsLeaf() const = 0;
-};
-
-// The node of a WithRequiresGrad() handle.
-class LeafNode final : public AutogradNode {
- public:
-  bool IsLeaf() const override { return true; }
-};
 
 // A saved input or output: shares storage with the original and remembers its version.
 class SavedTensor {

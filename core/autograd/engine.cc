@@ -4,9 +4,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/autograd/grad_mode.h"
 #include "core/common/exceptions.h"
 #include "core/convert/cast.h"
+#include "core/tensor/grad_mode.h"
 
 namespace onemodel {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <string>
 
+#include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/kernels.h"
-#include "core/kernels/simd_tables.h"
 #include "core/kernels/thread_pool.h"
 
 namespace onemodel {

@@ -1,4 +1,4 @@
-#include "core/kernels/matmul.h"
+#include "core/kernels/internal/matmul.h"
 
 #include <cblas.h>
 
@@ -115,17 +115,5 @@ void MatMulBlas(const Tensor& a, const Tensor& b, Tensor& out) {
     }
   });
 }
-
-std::string BlasDescription() {
-  return std::string("OpenBLAS ") + openblas_get_config() + " (kernel " + openblas_get_corename() +
-         ")";
-}
-
-void SetBlasThreads(int threads) {
-  static const int kDefault = openblas_get_num_threads();
-  openblas_set_num_threads(threads > 0 ? threads : kDefault);
-}
-
-int BlasThreads() { return openblas_get_num_threads(); }
 
 }  // namespace onemodel::internal

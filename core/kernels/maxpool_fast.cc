@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "core/common/cancellation.h"
-#include "core/kernels/maxpool.h"
-#include "core/kernels/maxpool_simd.h"
+#include "core/kernels/internal/maxpool.h"
+#include "core/kernels/internal/maxpool_simd.h"
 
 namespace onemodel::internal {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "core/common/cancellation.h"
-#include "core/kernels/maxpool.h"
+#include "core/kernels/internal/maxpool.h"
 
 namespace onemodel::internal {
 

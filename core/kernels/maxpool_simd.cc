@@ -23,14 +23,14 @@
 #include "hwy/highway.h"
 // clang-format on
 
-#include "core/kernels/maxpool_simd.h"
+#include "core/kernels/internal/maxpool_simd.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
-#include "core/kernels/simd_tables.h"
+#include "core/kernels/internal/simd_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {

@@ -1,8 +1,8 @@
 #include "core/kernels/reference_kernels.h"
 
 #include "core/kernels/elementwise_loop.h"
-#include "core/kernels/matmul.h"
-#include "core/kernels/maxpool.h"
+#include "core/kernels/internal/matmul.h"
+#include "core/kernels/internal/maxpool.h"
 #include "core/kernels/scalar_ops.h"
 
 namespace onemodel {

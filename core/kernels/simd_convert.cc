@@ -13,7 +13,7 @@
 // clang-format on
 
 #include "core/convert/half.h"
-#include "core/kernels/simd_tables.h"
+#include "core/kernels/internal/simd_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {

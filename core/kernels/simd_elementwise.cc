@@ -14,8 +14,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/scalar_ops.h"
-#include "core/kernels/simd_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {

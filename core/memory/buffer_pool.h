@@ -18,8 +18,8 @@
 
 #include "core/memory/allocator.h"
 #include "core/memory/buffer.h"
+#include "core/memory/internal/spin_lock.h"
 #include "core/memory/size_class.h"
-#include "core/memory/spin_lock.h"
 
 namespace onemodel {
 

@@ -5,8 +5,8 @@
 
 #include "core/autograd/backward_record.h"
 #include "core/kernels/scalar_ops.h"
-#include "core/ops/map.h"
-#include "core/ops/op_utils.h"
+#include "core/ops/internal/map.h"
+#include "core/ops/internal/op_utils.h"
 #include "core/ops/reduce.h"
 
 namespace onemodel::ops {

@@ -1,4 +1,4 @@
-#include "core/ops/op_utils.h"
+#include "core/ops/internal/op_utils.h"
 
 #include <string>
 

@@ -8,7 +8,7 @@
 
 #include "core/common/cancellation.h"
 #include "core/common/exceptions.h"
-#include "core/ops/op_utils.h"
+#include "core/ops/internal/op_utils.h"
 #include "core/shape/dim_vector.h"
 
 namespace onemodel::ops {

@@ -5,7 +5,7 @@
 
 #include "core/autograd/backward_record.h"
 #include "core/common/exceptions.h"
-#include "core/ops/op_utils.h"
+#include "core/ops/internal/op_utils.h"
 #include "core/ops/reduce.h"
 #include "core/shape/dim_vector.h"
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
+#include "core/tensor/grad_mode.h"
 #include "core/tensor/strided_copy.h"
 
 namespace onemodel {

@@ -31,7 +31,7 @@
 
 namespace onemodel {
 
-class AutogradNode;  // core/autograd/backward_record.h
+class AutogradNode;  // core/tensor/autograd_node.h
 
 class Tensor {
  public:
@@ -67,7 +67,7 @@ class Tensor {
   // "FLOAT [2, 3] strides [3, 1] offset 0": for messages.
   std::string Describe() const;
 
-  // ---- gradient tracking (spec 8; defined in core/autograd) ----
+  // ---- gradient tracking (spec 8; the records themselves are core/autograd's) ----
   // True for a gradient leaf and for the result of a recorded operation.
   bool requires_grad() const { return node_ != nullptr; }
   // The leaf node or BackwardRecord behind this handle (null when no gradient is tracked).

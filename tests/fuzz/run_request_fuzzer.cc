@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "core/autograd/grad_mode.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_ledger.h"
 #include "core/memory/buffer_pool.h"
 #include "core/memory/memory_budget.h"
 #include "core/ops/conversion.h"
+#include "core/tensor/grad_mode.h"
 #include "onemodel/v1/onemodel.pb.h"
 #include "server/config.h"
 #include "server/session.h"

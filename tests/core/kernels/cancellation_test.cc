@@ -8,7 +8,9 @@
 
 #include <span>
 
-#include "core/kernels/matmul.h"
+#include "core/kernels/fast_kernels.h"
+#include "core/kernels/internal/matmul.h"
+#include "core/kernels/reference_kernels.h"
 #include "core/memory/buffer_pool.h"
 #include "tests/core/kernels/kernel_variants.h"
 

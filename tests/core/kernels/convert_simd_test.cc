@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/convert/half.h"
-#include "core/kernels/simd_tables.h"
+#include "core/kernels/internal/simd_tables.h"
 #include "tests/core/kernels/kernel_variants.h"
 
 namespace onemodel {

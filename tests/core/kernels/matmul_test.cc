@@ -5,7 +5,7 @@
 // strided loop: products that underflow are lost (inside the bound's absolute term only) and
 // float partial sums overflow (where the bound says it does not hold). The reference's side
 // of both edges, and the BLAS library's settings and kernel.
-#include "core/kernels/matmul.h"
+#include "core/kernels/internal/matmul.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/kernels/accuracy.h"
+#include "core/kernels/blas.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
 
@@ -112,7 +113,7 @@ TEST(MatMulReferenceTest, PartialSumsDoNotOverflow) {
 }
 
 TEST(MatMulBlasTest, DescriptionNamesTheLibraryAndKernel) {
-  const std::string d = internal::BlasDescription();
+  const std::string d = BlasDescription();
   EXPECT_NE(d.find("OpenBLAS"), std::string::npos) << d;
   EXPECT_NE(d.find("kernel"), std::string::npos) << d;
 }
@@ -126,16 +127,16 @@ TEST(MatMulBlasTest, RunsTheKernelOpenBlasCoreTypeForces) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
   };
-  const std::string d = internal::BlasDescription();
+  const std::string d = BlasDescription();
   EXPECT_NE(lower(d).find("kernel " + lower(forced)), std::string::npos) << d;
 }
 
 TEST(MatMulBlasTest, ThreadsCanBeSetAndRestored) {
-  const int initial = internal::BlasThreads();
-  internal::SetBlasThreads(1);
-  EXPECT_EQ(internal::BlasThreads(), 1);
-  internal::SetBlasThreads(0);
-  EXPECT_EQ(internal::BlasThreads(), initial);
+  const int initial = BlasThreads();
+  SetBlasThreads(1);
+  EXPECT_EQ(BlasThreads(), 1);
+  SetBlasThreads(0);
+  EXPECT_EQ(BlasThreads(), initial);
 }
 
 // Every variant, the reference included.

@@ -6,7 +6,6 @@
 
 #include "core/autograd/backward_record.h"
 #include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
 #include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
 #include "core/kernels/scalar_ops.h"
@@ -18,6 +17,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "core/tensor/grad_mode.h"
 #include "tests/common/alloc_counter.h"
 #include "tests/core/ops/exact_op_test.h"
 

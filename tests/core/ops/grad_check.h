@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
+#include "core/tensor/grad_mode.h"
 #include "tests/core/tensor/tensor_test_util.h"
 
 namespace onemodel::ops_test {

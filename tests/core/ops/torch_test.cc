@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "core/autograd/engine.h"
-#include "core/autograd/grad_mode.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/ops/conversion.h"
@@ -23,6 +22,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "core/tensor/grad_mode.h"
 #include "tests/core/ops/grad_check.h"
 
 namespace onemodel {

@@ -1,8 +1,6 @@
 // MatMul kernels: the reference meaning (double accumulation) and the fast BLAS path.
 #pragma once
 
-#include <string>
-
 #include "core/kernels/kernels.h"
 
 namespace onemodel::internal {
@@ -40,14 +38,5 @@ void MatMulReference(const Tensor& a, const Tensor& b, Tensor& out);
 // out = a x b through OpenBLAS sgemm where the strides allow it (unit stride in one of each
 // matrix's dimensions), else a float-accumulating strided loop.
 void MatMulBlas(const Tensor& a, const Tensor& b, Tensor& out);
-
-// The BLAS library and the kernel it chose, e.g. "OpenBLAS 0.3.21 Haswell".
-std::string BlasDescription();
-
-// Sets how many threads one BLAS call may use (0: the library's default, one per core).
-// A server running many sessions in parallel wants 1: each call then stays on its worker.
-void SetBlasThreads(int threads);
-// How many threads one BLAS call uses now.
-int BlasThreads();
 
 }  // namespace onemodel::internal

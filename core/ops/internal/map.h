@@ -8,7 +8,7 @@
 
 #include "core/autograd/op_context.h"
 #include "core/kernels/elementwise_loop.h"
-#include "core/ops/op_utils.h"
+#include "core/ops/internal/op_utils.h"
 
 namespace onemodel::ops::internal {
 

@@ -1,4 +1,4 @@
-#include "core/autograd/grad_mode.h"
+#include "core/tensor/grad_mode.h"
 
 namespace onemodel {
 namespace {
