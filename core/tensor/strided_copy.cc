@@ -10,6 +10,12 @@ namespace {
 
 template <typename Word>
 void CopyRow(std::byte* dst, int64_t dst_step, const std::byte* src, int64_t src_step, int64_t n) {
+  if (src_step == 0) {  // one value repeated (a fill, a broadcast column): read it once
+    Word w;
+    std::memcpy(&w, src, sizeof(Word));
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_step, &w, sizeof(Word));
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     Word w;
     std::memcpy(&w, src + i * src_step, sizeof(Word));
