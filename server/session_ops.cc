@@ -83,12 +83,9 @@ Placement PlacementOf(v1::Placement placement, Placement fallback) {
                         " is not defined; use PLACEMENT_POOL (1) or PLACEMENT_ARENA (2)");
 }
 
-void DisposeIfOwned(Session& session, Tensor t) {
-  if (t.is_null() || t.IsStale()) return;
-  if (t.buffer()->owner() == &session.ledger()) {
-    t.Dispose();
-  } else if (t.buffer()->owner() == &session.arena()) {
-    session.arena().Free(t.buffer());
+void DisposeIfOwned(Session& session, const Tensor& t) {
+  if (!session.ledger().ReleaseIfOwned(t.buffer(), t.generation())) {
+    session.arena().FreeIfOwned(t.buffer(), t.generation());
   }
 }
 
@@ -245,9 +242,10 @@ int64_t ReleaseHandles(Session& session,
     }
   }
   for (const std::string& h : handles) {
-    HandleEntry entry = session.handles().Remove(h);
-    if (entry.owns_buffer && entry.placement == Placement::kPool && !entry.tensor.IsStale()) {
-      entry.tensor.Dispose();
+    const HandleEntry entry = session.handles().Remove(h);
+    // An arena tensor's memory comes back when the arena is reset.
+    if (entry.owns_buffer) {
+      session.ledger().ReleaseIfOwned(entry.tensor.buffer(), entry.tensor.generation());
     }
   }
   return handles.size();

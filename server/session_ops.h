@@ -28,7 +28,7 @@ Allocator& UploadAllocator(Session& session, Placement placement, const std::str
 // Gives `t`'s memory back when this session's pool or arena holds it and it is still live: for
 // a tensor no handle names (a failed upload or run). An arena tensor's slice is reused at once
 // when nothing allocated after it is live (Arena::Free); a tensor of anyone else is untouched.
-void DisposeIfOwned(Session& session, Tensor t);
+void DisposeIfOwned(Session& session, const Tensor& t);
 
 // Keeps `value` (from UploadAllocator) as a new handle, or writes it into `target` in place
 // (same type and shape; no recording; the target's version increases) and frees it. Fills

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "core/common/exceptions.h"
 #include "core/memory/memory_budget.h"
@@ -364,10 +365,14 @@ void DownloadReactor::WriteNext() {
     return;
   }
   const int64_t n = std::min(chunk_bytes_, total_ - sent_);
-  const int size = ElementSize(source_.dtype());
   std::string* data = message_.mutable_data();
   data->resize(static_cast<size_t>(n));
-  CopyRowMajor(source_, sent_ / size, n / size, reinterpret_cast<std::byte*>(data->data()));
+  try {
+    source_.CopyLogicalBytes(sent_, std::as_writable_bytes(std::span(*data)));
+  } catch (...) {
+    Finish(CurrentExceptionStatus());
+    return;
+  }
   sent_ += n;
   Write();
 }
@@ -386,7 +391,7 @@ void DownloadReactor::OnStall() {
 void DownloadReactor::Finish(const grpc::Status& status) {
   finished_ = true;
   watch_.Stop();
-  if (temporary_ && !source_.IsStale()) source_.Dispose();
+  if (temporary_) session_->ledger().ReleaseIfOwned(source_.buffer(), source_.generation());
   temporary_ = false;
   LetGo(session_.get(), release_strand_);
   service_.End(call_, status);

@@ -5,16 +5,14 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "core/common/exceptions.h"
-#include "core/shape/strides.h"
 #include "core/tensor/layout.h"
-#include "core/tensor/strided_copy.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -179,42 +177,6 @@ void VisitField(const onnx::TensorProto& p, Field field, F&& f) {
   }
 }
 
-// Copies elements [lo, hi) (row-major) of the sub-tensor over dims `d` and after, whose
-// element 0 is at `src`, to `dst`: whole rows of dim `d` in one StridedCopy, the partial rows
-// at either end by recursion into dim d + 1 (at most two per dim).
-void CopyRange(const Shape& shape, const Strides& strides, int size, int d, const std::byte* src,
-               int64_t lo, int64_t hi, std::byte* dst) {
-  if (lo == hi) return;
-  if (d == shape.rank()) {  // a scalar
-    std::memcpy(dst, src, static_cast<size_t>(size));
-    return;
-  }
-  const std::span<const int32_t> inner = shape.extents().subspan(static_cast<size_t>(d) + 1);
-  int64_t row = 1;
-  for (int32_t e : inner) row *= e;
-  const int64_t step = int64_t{strides[d]} * size;  // bytes from one row to the next
-  int64_t a = lo / row;
-  if (lo % row != 0) {
-    const int64_t end = std::min(hi, (a + 1) * row);
-    CopyRange(shape, strides, size, d + 1, src + a * step, lo - a * row, end - a * row, dst);
-    dst += (end - lo) * size;
-    ++a;
-    if (end == hi) return;
-  }
-  const int64_t b = hi / row;
-  if (b > a) {
-    std::vector<int64_t> extents{b - a};
-    extents.insert(extents.end(), inner.begin(), inner.end());
-    const Shape rows{std::span<const int64_t>(extents)};
-    internal::StridedCopy(rows, size, dst, ContiguousStrides(rows), src + a * step,
-                          Strides(strides.values().subspan(static_cast<size_t>(d))));
-    dst += (b - a) * row * size;
-  }
-  if (hi % row != 0) {
-    CopyRange(shape, strides, size, d + 1, src + b * step, 0, hi - b * row, dst);
-  }
-}
-
 }  // namespace
 
 TensorHeader DecodeHeader(int32_t data_type, std::span<const int64_t> dims) {
@@ -319,14 +281,14 @@ void EncodeTensor(const Tensor& tensor, Allocator& scratch, onnx::TensorProto* p
     nchw.Dispose();
     return;
   }
-  (void)tensor.version();  // throws StaleTensorException for a released (or null) tensor
-  const Shape& shape = tensor.shape();
-  const int size = ElementSize(tensor.dtype());
+  // The values first: a released (or null) tensor throws here, before the proto is touched.
+  std::string raw(static_cast<size_t>(tensor.ElementCount() * ElementSize(tensor.dtype())), '\0');
+  tensor.CopyLogicalBytes(0, std::as_writable_bytes(std::span(raw)));
 
   proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
   proto->clear_dims();
-  proto->mutable_dims()->Reserve(shape.rank());
-  for (int32_t e : shape.extents()) proto->add_dims(e);
+  proto->mutable_dims()->Reserve(tensor.rank());
+  for (int32_t e : tensor.shape().extents()) proto->add_dims(e);
   // The proto carries exactly one copy of the values.
   proto->clear_float_data();
   proto->clear_int32_data();
@@ -337,21 +299,7 @@ void EncodeTensor(const Tensor& tensor, Allocator& scratch, onnx::TensorProto* p
   proto->clear_external_data();
   proto->clear_data_location();
   proto->clear_segment();
-
-  std::string* raw = proto->mutable_raw_data();
-  raw->resize(static_cast<size_t>(shape.ElementCount() * size));
-  if (raw->empty()) return;
-  CopyRowMajor(tensor, 0, shape.ElementCount(), reinterpret_cast<std::byte*>(raw->data()));
-}
-
-void CopyRowMajor(const Tensor& tensor, int64_t first, int64_t count, std::byte* out) {
-  const int size = ElementSize(tensor.dtype());
-  if (tensor.IsContiguous()) {
-    std::memcpy(out, tensor.RawData().data() + first * size, static_cast<size_t>(count * size));
-    return;
-  }
-  const std::byte* base = tensor.buffer()->data() + tensor.offset() * size;
-  CopyRange(tensor.shape(), tensor.strides(), size, 0, base, first, first + count, out);
+  *proto->mutable_raw_data() = std::move(raw);
 }
 
 }  // namespace onemodel::server

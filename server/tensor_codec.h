@@ -40,10 +40,6 @@ void CheckBoolBytes(std::span<const std::byte> bytes, std::string_view field);
 // INVALID_ARGUMENT, before allocating anything, for a malformed or unsupported proto.
 Tensor DecodeTensor(const onnx::TensorProto& proto, Allocator& allocator);
 
-// Copies elements [first, first + count) of a plain (not blocked) tensor, in row-major order,
-// to `out` (count x element size bytes): a chunk of a view's values, with no copy of the rest.
-void CopyRowMajor(const Tensor& tensor, int64_t first, int64_t count, std::byte* out);
-
 // Writes data_type, dims and raw_data (row-major, little-endian) of any plain or blocked tensor
 // (blocked ones unblocked through `scratch`); clears the other data fields, keeps name.
 void EncodeTensor(const Tensor& tensor, Allocator& scratch, onnx::TensorProto* proto);

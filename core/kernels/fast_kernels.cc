@@ -6,6 +6,7 @@
 
 namespace onemodel {
 using internal::Base;
+using internal::BaseForWrite;
 
 FastKernels::FastKernels(SimdTarget target, ThreadPool& pool)
     : target_(target),
@@ -18,7 +19,7 @@ void FastKernels::Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& 
   // Pow runs a scalar libm call per element: worth splitting much earlier.
   const int64_t grain = op == BinaryOp::kPow ? kElementwiseGrain / 16 : kElementwiseGrain;
   internal::ForEachRow<3>(
-      pool_, grain, out.shape(), {Base(out), Base(a), Base(b)},
+      pool_, grain, out.shape(), {BaseForWrite(out), Base(a), Base(b)},
       {&out.strides(), &a.strides(), &b.strides()},
       [row](int64_t n, const std::array<float*, 3>& p, const std::array<int64_t, 3>& s) {
         row(n, p[0], s[0], p[1], s[1], p[2], s[2]);
@@ -28,7 +29,8 @@ void FastKernels::Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& 
 void FastKernels::Unary(UnaryOp op, const Tensor& x, Tensor& out) const {
   const internal::UnaryRowFn row = simd_.unary[static_cast<int>(op)];
   internal::ForEachRow<2>(
-      pool_, kElementwiseGrain, out.shape(), {Base(out), Base(x)}, {&out.strides(), &x.strides()},
+      pool_, kElementwiseGrain, out.shape(), {BaseForWrite(out), Base(x)},
+      {&out.strides(), &x.strides()},
       [row](int64_t n, const std::array<float*, 2>& p, const std::array<int64_t, 2>& s) {
         row(n, p[0], s[0], p[1], s[1]);
       });

@@ -7,33 +7,29 @@
 
 namespace onemodel {
 using internal::Base;
+using internal::BaseForWrite;
 
 void ReferenceKernels::Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) const {
-  const internal::RowPlan<3> plan =
-      internal::PlanRows<3>(out.shape(), {&out.strides(), &a.strides(), &b.strides()});
   if (out.shape().IsEmpty()) return;
-  internal::RunRangeChecked<3>(
-      plan, {Base(out), Base(a), Base(b)}, 0, out.ElementCount(),
+  internal::RunRows<3>(
+      out.shape(), {BaseForWrite(out), Base(a), Base(b)},
+      {&out.strides(), &a.strides(), &b.strides()},
       [op](int64_t n, const std::array<float*, 3>& p, const std::array<int64_t, 3>& s) {
         for (int64_t i = 0; i < n; ++i) {
           p[0][i * s[0]] = scalar::Binary(op, p[1][i * s[1]], p[2][i * s[2]]);
         }
-      },
-      CurrentCancelToken());
+      });
 }
 
 void ReferenceKernels::Unary(UnaryOp op, const Tensor& x, Tensor& out) const {
-  const internal::RowPlan<2> plan =
-      internal::PlanRows<2>(out.shape(), {&out.strides(), &x.strides()});
   if (out.shape().IsEmpty()) return;
-  internal::RunRangeChecked<2>(
-      plan, {Base(out), Base(x)}, 0, out.ElementCount(),
+  internal::RunRows<2>(
+      out.shape(), {BaseForWrite(out), Base(x)}, {&out.strides(), &x.strides()},
       [op](int64_t n, const std::array<float*, 2>& p, const std::array<int64_t, 2>& s) {
         for (int64_t i = 0; i < n; ++i) {
           p[0][i * s[0]] = scalar::Unary(op, p[1][i * s[1]]);
         }
-      },
-      CurrentCancelToken());
+      });
 }
 
 void ReferenceKernels::MatMul(const Tensor& a, const Tensor& b, Tensor& out) const {

@@ -144,6 +144,12 @@ void Arena::Free(Buffer* b) {
   Rewind();
 }
 
+bool Arena::FreeIfOwned(Buffer* b, uint64_t generation) {
+  if (!b || b->owner_ != this || b->generation() != generation) return false;
+  Free(b);
+  return true;
+}
+
 void Arena::Rewind() {
   while (!live_.empty() && live_.back()->owner_ != this) {
     Buffer* b = live_.back();

@@ -67,6 +67,10 @@ class Arena final : public Allocator, public BufferOwner {
   // released, moves the cursor back over them: their memory is reused at once. For a buffer no
   // one reads any more (a failed upload's); anything allocated after it keeps it until Reset().
   void Free(Buffer* buffer);
+  // Free() when `buffer` was handed out by this arena and `generation`, the generation of the
+  // handle naming it, is still current; returns whether it did. Anything else (null, another
+  // owner's, already released or reset) is left alone: BufferLedger::ReleaseIfOwned's rule.
+  bool FreeIfOwned(Buffer* buffer, uint64_t generation);
 
   // Reclaims every allocation; all their handles become stale. In CHECKED builds verifies
   // every canary and, after the reset is complete, throws BufferOverrunException if one broke.

@@ -43,6 +43,7 @@ void BufferLedger::Unlink(Buffer* b) {
     head_ = b->next_;
   if (b->next_) b->next_->prev_ = b->prev_;
   b->prev_ = b->next_ = nullptr;
+  b->owner_ = &pool_;
   --rented_buffers_;
   rented_bytes_ -= b->length_;
 }
@@ -55,9 +56,19 @@ void BufferLedger::Release(Buffer* b) {
                                  " was released twice or was not rented through this session");
     }
     Unlink(b);
-    b->owner_ = &pool_;
   }
   GiveBack(b);
+}
+
+bool BufferLedger::ReleaseIfOwned(Buffer* b, uint64_t generation) {
+  if (!b) return false;
+  {
+    std::lock_guard guard(mutex_);
+    if (b->owner_ != this || b->generation() != generation) return false;
+    Unlink(b);
+  }
+  GiveBack(b);
+  return true;
 }
 
 void BufferLedger::GiveBack(Buffer* b) {
@@ -75,7 +86,6 @@ int64_t BufferLedger::ReclaimAll() {
       b = head_;
       if (!b) break;
       Unlink(b);
-      b->owner_ = &pool_;
       ++leaked_;
     }
     ++count;

@@ -34,6 +34,12 @@ class BufferLedger final : public Allocator, public BufferOwner {
   Buffer* Allocate(int64_t length, bool zero = false) override;
   // Forgets the buffer and returns it to the pool (see BufferOwner::Release).
   void Release(Buffer* buffer) override;
+  // The ownership rule of a session (what keeps bad input from leaking without freeing anyone
+  // else's memory): releases `buffer` when it was rented through this ledger and `generation`,
+  // the generation of the handle naming it, is still current; returns whether it did. A null
+  // buffer, another owner's buffer, or one already released (even if rented again since) is
+  // left alone.
+  bool ReleaseIfOwned(Buffer* buffer, uint64_t generation);
   // Returns every buffer still rented to the pool; the number returned is added to leaked().
   // In CHECKED builds, throws BufferOverrunException afterwards if any canary was broken.
   int64_t ReclaimAll();
@@ -48,6 +54,7 @@ class BufferLedger final : public Allocator, public BufferOwner {
   BufferPool& pool() const { return pool_; }
 
  private:
+  // Takes a rented buffer off the list (mutex_ held); the pool becomes its owner.
   void Unlink(Buffer* buffer);
   // Returns an unlinked buffer to the pool and its bytes to the budget.
   void GiveBack(Buffer* buffer);

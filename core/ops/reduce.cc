@@ -1,5 +1,6 @@
 #include "core/ops/reduce.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -10,12 +11,14 @@
 #include "core/common/exceptions.h"
 #include "core/ops/internal/op_utils.h"
 #include "core/shape/dim_vector.h"
+#include "core/shape/strided_walk.h"
 
 namespace onemodel::ops {
 namespace {
 
 using internal::CheckFloat;
 using internal::NewFloat;
+using Walk = onemodel::internal::StridedWalk<1>;
 
 // Which axes of a rank-r tensor are reduced (empty `axes`: all). Throws for duplicates.
 std::array<bool, kMaxRank> ReducedAxes(std::string_view op, std::span<const int> axes, int rank) {
@@ -53,36 +56,38 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
   }
   Tensor out = NewFloat(Shape(out_extents.span()), ctx);
   const Tensor v = x.Permute(order.span());
-  const float* in = x.Storage<float>().data();
+  const float* in = x.Storage<float>().data() + v.offset();
   float* o = out.MutableData<float>().data();
+  // Outer walk: the kept axes (one output element each); inner walk: the reduced ones.
+  const size_t k = static_cast<size_t>(kept);
+  const std::span<const int32_t> extents = v.shape().extents(), strides = v.strides().values();
+  const auto outer = Walk::Of(extents.first(k), {strides.first(k)});
+  const auto inner = Walk::Of(extents.subspan(k), {strides.subspan(k)});
+  const int64_t outer_step = outer.RowStride(0), inner_step = inner.RowStride(0);
   int64_t inner_count = 1;
-  for (int d = kept; d < rank; ++d) inner_count *= v.shape()[d];
-  std::array<int64_t, kMaxRank> index{};
+  for (int32_t e : extents.subspan(k)) inner_count *= e;
   const CancelToken* cancel = CurrentCancelToken();
   constexpr int64_t kCheckEvery = int64_t{1} << 20;
-  for (int64_t i = 0; i < out.ElementCount(); ++i) {
-    // Offset of output element i (row-major over the kept axes).
-    int64_t base = v.offset();
-    int64_t flat = i;
-    for (int d = kept - 1; d >= 0; --d) {
-      base += (flat % v.shape()[d]) * v.strides()[d];
-      flat /= v.shape()[d];
-    }
-    double acc = 0;
-    int64_t at = base;
-    for (int d = kept; d < rank; ++d) index[static_cast<size_t>(d)] = 0;
-    for (int64_t k = 0; k < inner_count; ++k) {
-      if (k % kCheckEvery == 0 && Cancelled(cancel)) return out;
-      acc += in[at];
-      for (int d = rank - 1; d >= kept; --d) {
-        at += v.strides()[d];
-        if (++index[static_cast<size_t>(d)] < v.shape()[d]) break;
-        at -= int64_t{v.strides()[d]} * v.shape()[d];
-        index[static_cast<size_t>(d)] = 0;
+  bool stopped = false;
+  float* next = o;  // the output element being summed
+  outer.ForEachRow(0, out.ElementCount(), [&](int64_t n, const Walk::Offsets& at) {
+    for (int64_t j = 0; j < n && !stopped; ++j) {
+      const float* first = in + at[0] + j * outer_step;
+      double acc = 0;
+      for (int64_t k0 = 0; k0 == 0 || k0 < inner_count; k0 += kCheckEvery) {
+        if (Cancelled(cancel)) {
+          stopped = true;
+          return;
+        }
+        inner.ForEachRow(k0, std::min(inner_count, k0 + kCheckEvery),
+                         [&](int64_t m, const Walk::Offsets& from) {
+                           const float* p = first + from[0];
+                           for (int64_t q = 0; q < m; ++q) acc += p[q * inner_step];
+                         });
       }
+      *next++ = static_cast<float>(acc * scale);
     }
-    o[i] = static_cast<float>(acc * scale);
-  }
+  });
   return out;
 }
 

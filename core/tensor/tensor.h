@@ -196,6 +196,13 @@ class Tensor {
   // ---- copies ----
   // This tensor when contiguous, else a row-major copy from `allocator`.
   Tensor Contiguous(Allocator& allocator) const;
+  // Copies bytes [first_byte, first_byte + out.size()) of this plain tensor's values in
+  // row-major order (each element's bytes as in memory: what raw_data carries) into `out`,
+  // from any strides and allocating nothing, so a stream can ask for its chunks one by one. A
+  // range may start or end inside an element, whose bytes are then copied in part. Throws
+  // StaleTensorException for a released or null tensor, TensorLayoutException for a blocked
+  // one, TensorShapeException for a range outside its ElementCount() x element size bytes.
+  void CopyLogicalBytes(int64_t first_byte, std::span<std::byte> out) const;
   // The same logical (N, C, H, W) tensor in `layout` (this tensor if already there); for
   // kBlocked, `block` is the channel block size. Pure data movement.
   Tensor ToLayout(Layout layout, Allocator& allocator, int32_t block = 16) const;

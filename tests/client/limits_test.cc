@@ -475,5 +475,22 @@ TEST_F(RefusalTest, ADownloadOfAHugeViewHoldsOnlyItsChunks) {
   EXPECT_EQ(Stats().pool().rented_bytes(), rented) << "no copy of the view was made";
 }
 
+TEST_F(RefusalTest, A256MiBDownloadRentsNoTemporaryOfItsSize) {
+  Session session = client().CreateSession();  // 8 MiB; the server's ceiling is 40 MiB
+  const TensorHandle one = session.Put<float>(std::vector<float>{-1.5f}, {1});
+  RunBuilder run;  // 256 MiB seen through 4 bytes, copied to the wire one chunk at a time
+  run.Op("Expand", {one}, {{"shape", Ints{64, 1 << 20}}});
+  const TensorHandle view = session.Run(run).back();
+  const int64_t rented = Stats().pool().rented_bytes();
+  const TensorData data = session.Download(view);
+  ASSERT_EQ(static_cast<int64_t>(data.bytes.size()), 256 * kMiB);
+  const std::vector<float> values = data.ToVector<float>();
+  EXPECT_EQ(std::count(values.begin(), values.end(), -1.5f), int64_t{64} << 20);
+  const v1::PoolStats pool = Stats().pool();
+  EXPECT_EQ(pool.rented_bytes(), rented);
+  // The pool's high-water mark over the server's life: a 256 MiB temporary would be in it.
+  EXPECT_LT(pool.peak_rented_bytes(), 64 * kMiB);
+}
+
 }  // namespace
 }  // namespace onemodel::testing

@@ -1,7 +1,11 @@
 // MatMul kernels: the reference meaning (double accumulation) and the fast BLAS path.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "core/kernels/kernels.h"
+#include "core/shape/strided_walk.h"
 
 namespace onemodel::internal {
 
@@ -9,24 +13,19 @@ namespace onemodel::internal {
 // (a, b and out have equal batch dimensions, any strides).
 template <typename Fn>
 void ForEachMatrix(const Tensor& a, const Tensor& b, const Tensor& out, const Fn& fn) {
-  const int batch_rank = out.rank() - 2;
+  const size_t batch = static_cast<size_t>(out.rank() - 2);
+  const std::span<const int32_t> extents = out.shape().extents().first(batch);
   int64_t count = 1;
-  for (int d = 0; d < batch_rank; ++d) count *= out.shape()[d];
-  std::array<int64_t, kMaxRank> index{};
-  int64_t oa = a.offset(), ob = b.offset(), oo = out.offset();
-  for (int64_t i = 0; i < count; ++i) {
-    fn(oa, ob, oo);
-    for (int d = batch_rank - 1; d >= 0; --d) {
-      oa += a.strides()[d];
-      ob += b.strides()[d];
-      oo += out.strides()[d];
-      if (++index[static_cast<size_t>(d)] < out.shape()[d]) break;
-      oa -= int64_t{a.strides()[d]} * out.shape()[d];
-      ob -= int64_t{b.strides()[d]} * out.shape()[d];
-      oo -= int64_t{out.strides()[d]} * out.shape()[d];
-      index[static_cast<size_t>(d)] = 0;
+  for (int32_t e : extents) count *= e;
+  const auto walk = StridedWalk<3>::Of(
+      extents, {a.strides().values().first(batch), b.strides().values().first(batch),
+                out.strides().values().first(batch)});
+  const int64_t sa = walk.RowStride(0), sb = walk.RowStride(1), so = walk.RowStride(2);
+  walk.ForEachRow(0, count, [&](int64_t n, const StridedWalk<3>::Offsets& at) {
+    for (int64_t i = 0; i < n; ++i) {
+      fn(a.offset() + at[0] + i * sa, b.offset() + at[1] + i * sb, out.offset() + at[2] + i * so);
     }
-  }
+  });
 }
 
 // Both MatMul kernels stop between blocks, leaving out incomplete, once the thread's

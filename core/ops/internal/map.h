@@ -18,15 +18,14 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
   Tensor out = NewFloat(shape, ctx);
   if (shape.IsEmpty()) return out;
   const std::array<Tensor, N - 1> expanded{ins.Expand(shape)...};
-  std::array<float*, N> bases{onemodel::internal::Base(out)};
+  std::array<float*, N> bases{onemodel::internal::BaseForWrite(out)};
   std::array<const Strides*, N> strides{&out.strides()};
   for (int k = 1; k < N; ++k) {
     bases[static_cast<size_t>(k)] = onemodel::internal::Base(expanded[static_cast<size_t>(k - 1)]);
     strides[static_cast<size_t>(k)] = &expanded[static_cast<size_t>(k - 1)].strides();
   }
-  const auto plan = onemodel::internal::PlanRows<N>(shape, strides);
-  onemodel::internal::RunRangeChecked<N>(
-      plan, bases, 0, shape.ElementCount(),
+  onemodel::internal::RunRows<N>(
+      shape, bases, strides,
       [&](int64_t n, const std::array<float*, N>& p, const std::array<int64_t, N>& s) {
         for (int64_t i = 0; i < n; ++i) {
           [&]<size_t... K>(std::index_sequence<K...>) {
@@ -34,8 +33,7 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
           }
           (std::make_index_sequence<N - 1>());
         }
-      },
-      CurrentCancelToken());
+      });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/common/exceptions.h"
+#include "core/memory/buffer_ledger.h"
 #include "tests/common/alloc_counter.h"
 
 namespace onemodel {
@@ -125,6 +126,34 @@ TEST(ArenaTest, FreeingTheLastAllocationsReturnsTheirMemoryAtOnce) {
   arena.Free(a);  // two live allocations follow it: a only becomes stale
   EXPECT_GT(arena.Stats().used_bytes, used_a);
   EXPECT_THROW(arena.Free(a), StaleTensorException);
+}
+
+TEST(ArenaTest, FreeIfOwnedFreesOnlyItsOwnLiveAllocations) {
+  BufferPool pool;
+  Arena arena(pool), other(pool);
+  BufferLedger ledger(pool);
+  Buffer* a = arena.Allocate(100);
+  const int64_t before_a = 0;  // nothing was allocated before a
+  const uint64_t ga = a->generation();
+  Buffer* foreign = other.Allocate(100);
+  const uint64_t gf = foreign->generation();
+  Buffer* rented = ledger.Allocate(100);
+  // Another arena's, a ledger's, null: untouched.
+  EXPECT_FALSE(arena.FreeIfOwned(foreign, gf));
+  EXPECT_FALSE(arena.FreeIfOwned(rented, rented->generation()));
+  EXPECT_FALSE(arena.FreeIfOwned(nullptr, 0));
+  EXPECT_EQ(foreign->generation(), gf);
+  EXPECT_EQ(ledger.rented_buffers(), 1);
+  // Owned and live: freed like Free() (the last allocation: its memory comes back at once).
+  EXPECT_TRUE(arena.FreeIfOwned(a, ga));
+  EXPECT_EQ(a->generation(), ga + 1);
+  EXPECT_EQ(arena.Stats().used_bytes, before_a);
+  // Already released, or reset: untouched, no throw (unlike Free).
+  EXPECT_FALSE(arena.FreeIfOwned(a, ga));
+  Buffer* b = arena.Allocate(100);
+  const uint64_t gb = b->generation();
+  arena.Reset();
+  EXPECT_FALSE(arena.FreeIfOwned(b, gb));
 }
 
 TEST(ArenaTest, FreeRewindsOverEarlierReleasesWithinTheCurrentChunk) {

@@ -424,29 +424,6 @@ TEST(TensorCodecTest, ExpandedTensorEncodesEveryRepeat) {
   EXPECT_EQ(Encoded(scalar.Expand(Shape{2, 2}), pool), Le<double>({4.5, 4.5, 4.5, 4.5}));
 }
 
-TEST(TensorCodecTest, CopyRowMajorCopiesAnyRangeOfAView) {
-  BufferPool pool;
-  const std::vector<Tensor> views = {Iota<int16_t>(Shape{3, 1}, pool).Expand(Shape{2, 3, 5}),
-                                     Iota<uint8_t>(Shape{2, 3, 4}, pool).Permute({2, 0, 1}),
-                                     Iota<int32_t>(Shape{3, 4}, pool).Slice(1, -1, -5, -1),
-                                     Iota<float>(Shape{7}, pool), Iota<double>(Shape{}, pool)};
-  for (const Tensor& t : views) {
-    const std::string all = RowMajorBytes(t);
-    const int size = ElementSize(t.dtype());
-    const int64_t n = t.ElementCount();
-    // Every range [first, first + count): chunks that start and end inside rows, span rows
-    // and cover the whole view.
-    for (int64_t first = 0; first < n; ++first) {
-      for (int64_t count = 1; first + count <= n; ++count) {
-        std::string out(static_cast<size_t>(count * size), '\0');
-        CopyRowMajor(t, first, count, reinterpret_cast<std::byte*>(out.data()));
-        ASSERT_EQ(out, all.substr(static_cast<size_t>(first * size), out.size()))
-            << t.shape().ToString() << " from " << first << ", " << count << " elements";
-      }
-    }
-  }
-}
-
 TEST(TensorCodecTest, OffsetStepAndPermutedViewsEncodeRowMajor) {
   BufferPool pool;
   const Tensor stepped = Iota<double>(Shape{10}, pool).Slice(0, 1, 9, 3);
