@@ -100,10 +100,11 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       ->capture_default_str();
   app.add_option("--json", options.json_path,
                  "also write the report as JSON to FILE ('-': stdout)");
-  app.add_option("--csv", options.csv_path,
-                 "also write the time series to FILE ('-': stdout): per second, requests/s, steps/s, errors, "
-                 "step p50/p99, the pool's rented and idle bytes, the arenas' reserved bytes "
-                 "(onemodel-load-plot draws it)");
+  app.add_option(
+      "--csv", options.csv_path,
+      "also write the time series to FILE ('-': stdout): per second, requests/s, steps/s, errors, "
+      "step p50/p99, the pool's rented and idle bytes, the arenas' reserved bytes "
+      "(onemodel-load-plot draws it)");
   app.add_flag("--progress,!--no-progress", options.progress,
                "draw a progress bar on stderr (default: when stderr is a terminal)");
   app.add_flag("--check", options.check,
@@ -129,10 +130,10 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       StepKind step;
       bool given;
       const char* flags;
-    } sizing[] = {{StepKind::kMlp, batch->count() > 0 || width->count() > 0, "--batch and --width"},
-                  {StepKind::kChain, size->count() > 0 || length->count() > 0,
-                   "--size and --chain-length"},
-                  {StepKind::kTransfer, transfer->count() > 0, "--transfer-bytes"}};
+    } sizing[] = {
+        {StepKind::kMlp, batch->count() > 0 || width->count() > 0, "--batch and --width"},
+        {StepKind::kChain, size->count() > 0 || length->count() > 0, "--size and --chain-length"},
+        {StepKind::kTransfer, transfer->count() > 0, "--transfer-bytes"}};
     for (const auto& s : sizing) {
       if (s.given && s.step != options.step) {
         throw CLI::ValidationError(std::string(s.flags) + " size the " +
@@ -141,7 +142,8 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       }
     }
     if (options.json_path == "-" && options.csv_path == "-") {
-      throw CLI::ValidationError("--json - and --csv - would both write to stdout: give one a file");
+      throw CLI::ValidationError(
+          "--json - and --csv - would both write to stdout: give one a file");
     }
     if (options.transfer_bytes % 4 != 0) {
       throw CLI::ValidationError("--transfer-bytes must be a multiple of 4 (float32 elements)");

@@ -122,12 +122,9 @@ Json ErrorsJson(const RequestLog& log) {
 }
 
 Json LatencyJson(const LatencyHistogram& latency) {
-  return {{"mean", latency.MeanMicros()},
-          {"min", latency.MinMicros()},
-          {"p50", latency.PercentileMicros(50)},
-          {"p90", latency.PercentileMicros(90)},
-          {"p99", latency.PercentileMicros(99)},
-          {"p99_9", latency.PercentileMicros(99.9)},
+  return {{"mean", latency.MeanMicros()},        {"min", latency.MinMicros()},
+          {"p50", latency.PercentileMicros(50)}, {"p90", latency.PercentileMicros(90)},
+          {"p99", latency.PercentileMicros(99)}, {"p99_9", latency.PercentileMicros(99.9)},
           {"max", latency.MaxMicros()}};
 }
 
@@ -223,8 +220,7 @@ std::string LatencyTable(const LoadResult& result) {
   }
   text += LatencyRow("steps", log.step_latency);
   if (!result.rates.empty()) {
-    text +=
-        "(open loop: a step and its first request count from the step's intended send time)\n";
+    text += "(open loop: a step and its first request count from the step's intended send time)\n";
   }
   return text;
 }
@@ -241,23 +237,26 @@ std::string RatesTable(const LoadResult& result) {
                    phase.log.step_latency.PercentileMicros(50) / 1e3,
                    phase.log.step_latency.PercentileMicros(99) / 1e3);
   }
-  text += Format("at most %d steps outstanding (one per session); unsent: arrivals still waiting "
-                 "for a free session when the rate's time was up\n",
-                 result.options.sessions);
+  text += Format(
+      "at most %d steps outstanding (one per session); unsent: arrivals still waiting "
+      "for a free session when the rate's time was up\n",
+      result.options.sessions);
   if (result.options.sweep.empty()) return text;
   const Knee knee = KneeOf(result);
   const double bound = result.options.p99_bound_ms;
   if (!knee.found) {
-    text += Format("knee: not found: the lowest rate broke p99 <= %g ms (or had errors); sweep "
-                   "lower rates\n",
-                   bound);
+    text += Format(
+        "knee: not found: the lowest rate broke p99 <= %g ms (or had errors); sweep "
+        "lower rates\n",
+        bound);
   } else if (!knee.limited) {
-    text += Format("knee: above the sweep: every rate held p99 <= %g ms; sweep higher rates\n",
-                   bound);
+    text +=
+        Format("knee: above the sweep: every rate held p99 <= %g ms; sweep higher rates\n", bound);
   } else {
-    text += Format("knee: %.1f requests/s (the highest rate held with p99 <= %g ms and no "
-                   "errors)\n",
-                   knee.rate_per_s, bound);
+    text += Format(
+        "knee: %.1f requests/s (the highest rate held with p99 <= %g ms and no "
+        "errors)\n",
+        knee.rate_per_s, bound);
   }
   return text;
 }
@@ -280,11 +279,11 @@ std::string FormatTable(const LoadResult& result) {
       Format("onemodel-load: %d sessions, step %s, %s kernels\n", options.sessions,
              StepDescription(options).c_str(), std::string(KernelsName(options.kernels)).c_str());
   text += LoopDescription(options) + "\n";
-  text += Format("measured %.1f s (%lld requests, %lld errors) after a %.1f s warm-up of %lld "
-                 "requests\n\n",
-                 result.seconds, static_cast<long long>(log.requests()),
-                 static_cast<long long>(log.errors()), result.warmup_seconds,
-                 static_cast<long long>(result.warmup.requests()));
+  text += Format(
+      "measured %.1f s (%lld requests, %lld errors) after a %.1f s warm-up of %lld "
+      "requests\n\n",
+      result.seconds, static_cast<long long>(log.requests()), static_cast<long long>(log.errors()),
+      result.warmup_seconds, static_cast<long long>(result.warmup.requests()));
   text += Format("%-16s %14s %14s\n", "", "count", "per second");
   text += Format("%-16s %14lld %14.1f\n", "requests", static_cast<long long>(log.requests()),
                  PerSecond(log.requests(), result.seconds));

@@ -69,8 +69,8 @@ std::vector<std::string> CheckFailures(const LoadResult& result) {
   if (flat.known && flat.rented_bytes_delta > 0) {
     failures.push_back("the pool's rented bytes grew by " +
                        std::to_string(flat.rented_bytes_delta) + " after warm-up (from " +
-                       std::to_string(result.after_warmup.server.pool().rented_bytes()) +
-                       " to " + std::to_string(result.end.server.pool().rented_bytes()) +
+                       std::to_string(result.after_warmup.server.pool().rented_bytes()) + " to " +
+                       std::to_string(result.end.server.pool().rented_bytes()) +
                        "): the server keeps memory per request, unless another client of the "
                        "same server rented it");
   }

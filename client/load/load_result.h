@@ -30,13 +30,13 @@ struct RatePhase {
 
 struct LoadResult {
   LoadOptions options;
-  double warmup_seconds = 0;  // how long the warm-up took (until every session was done)
-  double seconds = 0;         // how long the measured phases took
-  RequestLog warmup;          // all sessions' warm-up requests
-  RequestLog measured;        // all sessions' measured requests (of every phase)
-  std::vector<RatePhase> rates;  // open loop: one per rate (--rate: one); closed loop: none
+  double warmup_seconds = 0;        // how long the warm-up took (until every session was done)
+  double seconds = 0;               // how long the measured phases took
+  RequestLog warmup;                // all sessions' warm-up requests
+  RequestLog measured;              // all sessions' measured requests (of every phase)
+  std::vector<RatePhase> rates;     // open loop: one per rate (--rate: one); closed loop: none
   std::vector<SeriesPoint> series;  // the measured phases, second by second
-  ServerSample before;        // before the sessions were created
+  ServerSample before;              // before the sessions were created
   ServerSample after_warmup;  // every session paused between its last warm-up step and the load
   ServerSample end;           // every session done, not yet closed
   ServerSample after_close;   // the sessions closed

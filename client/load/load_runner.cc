@@ -116,8 +116,7 @@ class LoadRun {
 
   // Runs one step started at `start` into `log`, adding its requests and errors to the live
   // counters and to the time series.
-  void RunStep(Step& step, RequestLog& log, TimePoint start,
-               std::atomic<int64_t>& phase_requests) {
+  void RunStep(Step& step, RequestLog& log, TimePoint start, std::atomic<int64_t>& phase_requests) {
     const int64_t requests = log.requests();
     const int64_t errors = log.errors();
     const std::chrono::nanoseconds latency = log.TimeStep(start, [&] { step.Run(log); });
@@ -145,9 +144,9 @@ class LoadRun {
     const double rate = rates_[phase_];
     phase_start_ = clock_.Now();
     if (rate > 0) {
-      schedule_ = std::make_unique<ArrivalSchedule>(
-          phase_start_, phase_start_ + ToDuration(options_.duration_s),
-          rate / RequestsPerStep(options_.step));
+      schedule_ = std::make_unique<ArrivalSchedule>(phase_start_,
+                                                    phase_start_ + ToDuration(options_.duration_s),
+                                                    rate / RequestsPerStep(options_.step));
     }
     series_.StartPhase(rate, phase_start_);
     if (phase_ == 0) measure_start_.store(phase_start_.time_since_epoch().count());

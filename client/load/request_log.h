@@ -29,7 +29,7 @@ namespace onemodel::load {
 enum class Rpc { kRun, kBackward, kPut, kGet };
 inline constexpr int kRpcCount = 4;
 inline constexpr std::array<std::string_view, kRpcCount> kRpcNames = {"Run", "Backward", "Put",
-                                                                       "Get"};
+                                                                      "Get"};
 constexpr int RpcIndex(Rpc rpc) { return static_cast<int>(rpc); }
 
 struct RequestLog {

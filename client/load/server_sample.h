@@ -15,8 +15,8 @@ namespace onemodel::load {
 
 struct ServerSample {
   bool ok = false;
-  std::string error;                      // why the statistics could not be read
-  v1::Stats server;                       // Stats without a session: pool, session counters
+  std::string error;                       // why the statistics could not be read
+  v1::Stats server;                        // Stats without a session: pool, session counters
   std::vector<v1::SessionStats> sessions;  // one per load session, in order; empty when none open
 };
 

@@ -44,8 +44,10 @@ std::vector<double> ParseSweep(std::string_view text) {
   const int count = static_cast<int>(steps);
   std::vector<double> rates(count);
   for (int i = 0; i < count; ++i) {
-    // Rounded to a millionth, so that 10 * 10^1 reads 100, not 99.99999999999999.
-    rates[i] = std::round(from * std::pow(to / from, static_cast<double>(i) / (count - 1)) * 1e6) / 1e6;
+    const double rate = from * std::pow(to / from, static_cast<double>(i) / (count - 1));
+    // Snapped to a millionth when that close, so that 500 does not read 499.9999999999999.
+    const double snapped = std::round(rate * 1e6) / 1e6;
+    rates[i] = std::abs(snapped - rate) <= 1e-9 * rate ? snapped : rate;
   }
   return rates;
 }

@@ -7,6 +7,8 @@
 namespace onemodel::load {
 namespace {
 
+constexpr double kShortestTail = 0.1;  // seconds
+
 double SecondsBetween(LoadClock::TimePoint from, LoadClock::TimePoint to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -30,6 +32,24 @@ void TimeSeries::EndPhase(LoadClock::TimePoint end) {
   for (size_t i = phase_begin_; i < points_.size(); ++i) {
     const double begin = static_cast<double>(i - phase_begin_);
     points_[i].seconds = std::clamp(length - begin, 1e-3, 1.0);
+  }
+  // A last part shorter than kShortestTail (the steps still answering when the time was up)
+  // joins the second before it: its per-second rates would be noise.
+  if (points_.size() >= phase_begin_ + 2 && points_.back().seconds < kShortestTail) {
+    SeriesPoint tail = std::move(points_.back());
+    points_.pop_back();
+    SeriesPoint& last = points_.back();
+    last.seconds += tail.seconds;
+    last.steps += tail.steps;
+    last.requests += tail.requests;
+    last.errors += tail.errors;
+    last.step_latency.Merge(tail.step_latency);
+    if (!last.server_read && tail.server_read) {
+      last.server_read = true;
+      last.pool_rented_bytes = tail.pool_rented_bytes;
+      last.pool_idle_bytes = tail.pool_idle_bytes;
+      last.arena_reserved_bytes = tail.arena_reserved_bytes;
+    }
   }
 }
 
@@ -94,7 +114,8 @@ std::string FormatCsv(const std::vector<SeriesPoint>& points) {
                   p.step_latency.PercentileMicros(99) / 1e3);
     csv += line;
     if (p.server_read) {
-      std::snprintf(line, sizeof line, "%lld,%lld,%lld", static_cast<long long>(p.pool_rented_bytes),
+      std::snprintf(line, sizeof line, "%lld,%lld,%lld",
+                    static_cast<long long>(p.pool_rented_bytes),
                     static_cast<long long>(p.pool_idle_bytes),
                     static_cast<long long>(p.arena_reserved_bytes));
       csv += line;

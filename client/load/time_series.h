@@ -25,12 +25,13 @@
 
 namespace onemodel::load {
 
-// One second (or the shorter last part) of one phase.
+// One second of one phase; its last part is shorter, or up to 1.1 s long when a part under
+// 0.1 s (the steps still answering when the phase's time was up) joined it.
 struct SeriesPoint {
   int phase = 0;          // 0, 1, ...: which measured phase
   double rate_per_s = 0;  // the phase's arrival rate in requests/s; 0 for a closed loop
   double t_s = 0;         // start, in seconds from the start of the first phase
-  double seconds = 1;     // length (1, less for a phase's last part)
+  double seconds = 1;     // length: 1, except for a phase's last part (0.1 s to 1.1 s)
   int64_t steps = 0;      // steps that ended in it
   int64_t requests = 0;   // their requests
   int64_t errors = 0;     // their failed requests
@@ -46,7 +47,8 @@ class TimeSeries {
  public:
   // Starts a phase at `start`; later records land in its seconds.
   void StartPhase(double rate_per_s, LoadClock::TimePoint start);
-  // Ends the current phase at `end` (its last part gets its real length).
+  // Ends the current phase at `end` (its last part gets its real length, a part under 0.1 s
+  // joining the one before).
   void EndPhase(LoadClock::TimePoint end);
   // Counts a step that ended at `end`, `latency` after its start.
   void RecordStep(LoadClock::TimePoint end, std::chrono::nanoseconds latency, int64_t requests,
