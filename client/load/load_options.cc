@@ -86,9 +86,10 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
                                "--sweep: the p99 step latency a rate must stay under")
                     ->check(CLI::PositiveNumber)
                     ->capture_default_str();
-  auto* requests = app.add_option("--requests", options.requests,
-                                  "stop after this many requests after warm-up (whole steps)")
-                       ->check(CLI::PositiveNumber);
+  auto* requests =
+      app.add_option("--requests", options.requests,
+                     "closed loop: stop after this many requests after warm-up (whole steps)")
+          ->check(CLI::PositiveNumber);
   auto* duration = app.add_option("--duration", options.duration_s,
                                   "seconds of load after warm-up (when --requests is not given); "
                                   "with --sweep, of each rate")
