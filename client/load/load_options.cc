@@ -1,12 +1,30 @@
 #include "client/load/load_options.h"
 
 #include <map>
+#include <stdexcept>
+
+#include "client/load/sweep.h"
 
 namespace onemodel::load {
 
-std::string_view StepName(StepKind step) { return step == StepKind::kMlp ? "mlp" : "chain"; }
+std::string_view StepName(StepKind step) {
+  switch (step) {
+    case StepKind::kMlp:
+      return "mlp";
+    case StepKind::kChain:
+      return "chain";
+    case StepKind::kTransfer:
+      return "transfer";
+  }
+  return "?";
+}
 
-int RequestsPerStep(StepKind step) { return step == StepKind::kMlp ? 2 : 1; }
+int RequestsPerStep(StepKind step) { return step == StepKind::kChain ? 1 : 2; }
+
+std::vector<double> PhaseRates(const LoadOptions& options) {
+  if (!options.sweep.empty()) return options.sweep;
+  return {options.rate};
+}
 
 void AddLoadFlags(CLI::App& app, LoadOptions& options) {
   cli::AddConnectionFlags(app, options.connection);
@@ -18,13 +36,14 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
   app.add_option("--kernels", options.kernels, "fast or exact (default: the server's)")
       ->transform(CLI::CheckedTransformer(kernels, CLI::ignore_case))
       ->option_text("fast|exact");
-  const std::map<std::string, StepKind> steps = {{"mlp", StepKind::kMlp},
-                                                 {"chain", StepKind::kChain}};
+  const std::map<std::string, StepKind> steps = {
+      {"mlp", StepKind::kMlp}, {"chain", StepKind::kChain}, {"transfer", StepKind::kTransfer}};
   app.add_option("--step", options.step,
                  "mlp: Run (MatMul, Add, Relu, MatMul, LogSoftmax, Mean) + Backward to the "
-                 "weights, 2 requests; chain: one Run of --chain-length elementwise operations")
+                 "weights, 2 requests; chain: one Run of --chain-length elementwise operations; "
+                 "transfer: Put of --transfer-bytes into one tensor, then Get of it, 2 requests")
       ->transform(CLI::CheckedTransformer(steps, CLI::ignore_case))
-      ->option_text("mlp|chain (default mlp)");
+      ->option_text("mlp|chain|transfer (default mlp)");
   auto* batch = app.add_option("--batch", options.batch, "mlp: rows of the input")
                     ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
                     ->capture_default_str();
@@ -39,11 +58,41 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       app.add_option("--chain-length", options.chain_length, "chain: operations per step")
           ->check(CLI::Range(1, 4096))
           ->capture_default_str();
-  auto* requests = app.add_option("--requests", options.requests,
-                                  "stop after this many requests after warm-up (whole steps)")
-                       ->check(CLI::PositiveNumber);
+  auto* transfer =
+      app.add_option("--transfer-bytes", options.transfer_bytes,
+                     "transfer: bytes put and got per step (a multiple of 4: float32 elements)")
+          ->check(CLI::Range(int64_t{4}, int64_t{1} << 31))
+          ->capture_default_str();
+  auto* rate = app.add_option("--rate", options.rate,
+                              "open loop: steps arrive at this many requests/s in all, whatever "
+                              "the server does; latency counts from each step's intended send "
+                              "time, and at most --sessions steps are outstanding (arrivals "
+                              "still waiting at the end are counted as unsent)")
+                   ->check(CLI::PositiveNumber);
+  auto* sweep = app.add_option_function<std::string>(
+                       "--sweep",
+                       [&options](const std::string& text) {
+                         try {
+                           options.sweep = ParseSweep(text);
+                         } catch (const std::invalid_argument& e) {
+                           throw CLI::ValidationError(e.what());
+                         }
+                       },
+                       "open loop at STEPS rates from FROM to TO requests/s (log-spaced), "
+                       "--duration each, then the knee: the highest rate held with p99 under "
+                       "--p99-bound-ms")
+                    ->option_text("FROM:TO:STEPS");
+  auto* bound = app.add_option("--p99-bound-ms", options.p99_bound_ms,
+                               "--sweep: the p99 step latency a rate must stay under")
+                    ->check(CLI::PositiveNumber)
+                    ->capture_default_str();
+  auto* requests =
+      app.add_option("--requests", options.requests,
+                     "closed loop: stop after this many requests after warm-up (whole steps)")
+          ->check(CLI::PositiveNumber);
   auto* duration = app.add_option("--duration", options.duration_s,
-                                  "seconds of load after warm-up (when --requests is not given)")
+                                  "seconds of load after warm-up (when --requests is not given); "
+                                  "with --sweep, of each rate")
                        ->check(CLI::PositiveNumber)
                        ->capture_default_str();
   app.add_option("--warmup", options.warmup_s,
@@ -52,6 +101,11 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       ->capture_default_str();
   app.add_option("--json", options.json_path,
                  "also write the report as JSON to FILE ('-': stdout)");
+  app.add_option(
+      "--csv", options.csv_path,
+      "also write the time series to FILE ('-': stdout): per second, requests/s, steps/s, errors, "
+      "step p50/p99, the pool's rented and idle bytes, the arenas' reserved bytes "
+      "(onemodel-load-plot draws it)");
   app.add_flag("--progress,!--no-progress", options.progress,
                "draw a progress bar on stderr (default: when stderr is a terminal)");
   app.add_flag("--check", options.check,
@@ -61,17 +115,39 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
     if (requests->count() > 0 && duration->count() > 0) {
       throw CLI::ValidationError("--requests and --duration both end the run: give only one");
     }
-    const bool mlp_flags = batch->count() > 0 || width->count() > 0;
-    const bool chain_flags = size->count() > 0 || length->count() > 0;
-    if (options.step == StepKind::kMlp && chain_flags) {
-      throw CLI::ValidationError(
-          "--size and --chain-length size the chain step: add --step chain, or size the mlp "
-          "step with --batch and --width");
+    if (rate->count() > 0 && sweep->count() > 0) {
+      throw CLI::ValidationError("--rate and --sweep both set the arrival rate: give only one");
     }
-    if (options.step == StepKind::kChain && mlp_flags) {
+    if (requests->count() > 0 && (rate->count() > 0 || sweep->count() > 0)) {
       throw CLI::ValidationError(
-          "--batch and --width size the mlp step: drop them, or size the chain step with --size "
-          "and --chain-length");
+          "--requests counts a closed loop's requests; an open loop (--rate, --sweep) runs for "
+          "--duration");
+    }
+    if (bound->count() > 0 && sweep->count() == 0) {
+      throw CLI::ValidationError("--p99-bound-ms judges the rates of a --sweep: add --sweep");
+    }
+    // Each step's sizing flags, and the step they size.
+    const struct {
+      StepKind step;
+      bool given;
+      const char* flags;
+    } sizing[] = {
+        {StepKind::kMlp, batch->count() > 0 || width->count() > 0, "--batch and --width"},
+        {StepKind::kChain, size->count() > 0 || length->count() > 0, "--size and --chain-length"},
+        {StepKind::kTransfer, transfer->count() > 0, "--transfer-bytes"}};
+    for (const auto& s : sizing) {
+      if (s.given && s.step != options.step) {
+        throw CLI::ValidationError(std::string(s.flags) + " size the " +
+                                   std::string(StepName(s.step)) + " step: add --step " +
+                                   std::string(StepName(s.step)) + ", or drop them");
+      }
+    }
+    if (options.json_path == "-" && options.csv_path == "-") {
+      throw CLI::ValidationError(
+          "--json - and --csv - would both write to stdout: give one a file");
+    }
+    if (options.transfer_bytes % 4 != 0) {
+      throw CLI::ValidationError("--transfer-bytes must be a multiple of 4 (float32 elements)");
     }
     if (options.check && options.warmup_s <= 0) {
       throw CLI::ValidationError(

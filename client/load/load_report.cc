@@ -1,42 +1,12 @@
 #include "client/load/load_report.h"
 
-#include <cmath>
 #include <cstdio>
-
-#include "bench/report.h"
+#include <nlohmann/json.hpp>
 
 namespace onemodel::load {
 namespace {
 
-// A JSON object built one member at a time.
-class JsonObject {
- public:
-  JsonObject& Raw(std::string_view key, const std::string& json) {
-    body_ += (body_.empty() ? "" : ",") + bench::JsonString(key) + ":" + json;
-    return *this;
-  }
-  JsonObject& Int(std::string_view key, int64_t value) { return Raw(key, std::to_string(value)); }
-  JsonObject& Num(std::string_view key, double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", value);
-    return Raw(key, std::isfinite(value) ? text : "null");
-  }
-  JsonObject& Bool(std::string_view key, bool value) { return Raw(key, value ? "true" : "false"); }
-  JsonObject& Str(std::string_view key, std::string_view value) {
-    return Raw(key, bench::JsonString(value));
-  }
-  std::string str() const { return "{" + body_ + "}"; }
-
- private:
-  std::string body_;
-};
-
-// `items` as a JSON array.
-std::string JsonArray(const std::vector<std::string>& items) {
-  std::string text = "[";
-  for (size_t i = 0; i < items.size(); ++i) text += (i ? "," : "") + items[i];
-  return text + "]";
-}
+using Json = nlohmann::ordered_json;
 
 std::string_view KernelsName(v1::KernelChoice kernels) {
   switch (kernels) {
@@ -53,118 +23,162 @@ double PerSecond(int64_t count, double seconds) {
   return seconds > 0 ? static_cast<double>(count) / seconds : 0;
 }
 
-// The sum over all sessions of `samples`.
-SessionSample Total(const std::vector<SessionSample>& samples) {
-  SessionSample total;
-  for (const SessionSample& s : samples) {
-    total.arena_chunks += s.arena_chunks;
-    total.arena_reserved_bytes += s.arena_reserved_bytes;
-    total.arena_resets += s.arena_resets;
-    total.arena_allocations += s.arena_allocations;
-    total.arena_growth_events += s.arena_growth_events;
-    total.handles += s.handles;
-    total.pool_buffers += s.pool_buffers;
-    total.requests += s.requests;
-  }
+// A number of the server's statistics, with its JSON and table names.
+template <typename Stats>
+struct Field {
+  const char* name;
+  const char* label;
+  int64_t (*get)(const Stats&);
+};
+
+// The pool's numbers (and the open sessions) of v1::Stats.
+constexpr Field<v1::Stats> kPoolFields[] = {
+    {"rented_bytes", "rented bytes", [](const v1::Stats& s) { return s.pool().rented_bytes(); }},
+    {"rented_buffers", "rented buffers",
+     [](const v1::Stats& s) { return s.pool().rented_buffers(); }},
+    {"idle_bytes", "idle bytes", [](const v1::Stats& s) { return s.pool().idle_bytes(); }},
+    {"peak_rented_bytes", "peak rented bytes",
+     [](const v1::Stats& s) { return s.pool().peak_rented_bytes(); }},
+    {"hits", "hits", [](const v1::Stats& s) { return s.pool().hits(); }},
+    {"misses", "misses", [](const v1::Stats& s) { return s.pool().misses(); }},
+    {"sessions_open", "open sessions", [](const v1::Stats& s) { return s.sessions().open(); }},
+};
+
+// A load session's numbers of v1::SessionStats.
+constexpr Field<v1::SessionStats> kSessionFields[] = {
+    {"arena_chunks", "chunks", [](const v1::SessionStats& s) { return s.arena().chunks(); }},
+    {"arena_reserved_bytes", "reserved bytes",
+     [](const v1::SessionStats& s) { return s.arena().reserved_bytes(); }},
+    {"arena_resets", "resets", [](const v1::SessionStats& s) { return s.arena().resets(); }},
+    {"arena_allocations", "allocations",
+     [](const v1::SessionStats& s) { return s.arena().allocations(); }},
+    {"arena_growth_events", "growth events",
+     [](const v1::SessionStats& s) { return s.arena().growth_events(); }},
+    {"handles", "handles", [](const v1::SessionStats& s) { return s.handles(); }},
+    {"pool_buffers", "pool buffers", [](const v1::SessionStats& s) { return s.pool_buffers(); }},
+    {"requests", "requests", [](const v1::SessionStats& s) { return s.requests(); }},
+};
+
+// `field` summed over `sessions`.
+int64_t Total(const std::vector<v1::SessionStats>& sessions, const Field<v1::SessionStats>& field) {
+  int64_t total = 0;
+  for (const v1::SessionStats& session : sessions) total += field.get(session);
   return total;
 }
 
-// The fields of `session` (by member pointer), with their JSON and table names.
-struct SessionField {
-  const char* name;
-  const char* label;
-  int64_t SessionSample::*member;
-};
-constexpr SessionField kSessionFields[] = {
-    {"arena_chunks", "chunks", &SessionSample::arena_chunks},
-    {"arena_reserved_bytes", "reserved bytes", &SessionSample::arena_reserved_bytes},
-    {"arena_resets", "resets", &SessionSample::arena_resets},
-    {"arena_allocations", "allocations", &SessionSample::arena_allocations},
-    {"arena_growth_events", "growth events", &SessionSample::arena_growth_events},
-    {"handles", "handles", &SessionSample::handles},
-    {"pool_buffers", "pool buffers", &SessionSample::pool_buffers},
-    {"requests", "requests", &SessionSample::requests},
-};
-
-struct PoolField {
-  const char* name;
-  const char* label;
-  int64_t PoolSample::*member;
-};
-constexpr PoolField kPoolFields[] = {
-    {"rented_bytes", "rented bytes", &PoolSample::rented_bytes},
-    {"rented_buffers", "rented buffers", &PoolSample::rented_buffers},
-    {"idle_bytes", "idle bytes", &PoolSample::idle_bytes},
-    {"peak_rented_bytes", "peak rented bytes", &PoolSample::peak_rented_bytes},
-    {"hits", "hits", &PoolSample::hits},
-    {"misses", "misses", &PoolSample::misses},
-    {"sessions_open", "open sessions", &PoolSample::sessions_open},
-};
-
-std::string SampleJson(const ServerSample& sample) {
-  JsonObject json;
-  json.Bool("ok", sample.ok);
-  if (!sample.ok) json.Str("error", sample.error);
-  JsonObject pool;
-  for (const PoolField& f : kPoolFields) pool.Int(f.name, sample.pool.*f.member);
-  json.Raw("pool", pool.str());
-  std::vector<std::string> sessions;
-  for (const SessionSample& s : sample.sessions) {
-    JsonObject session;
-    for (const SessionField& f : kSessionFields) session.Int(f.name, s.*f.member);
-    sessions.push_back(session.str());
+Json SampleJson(const ServerSample& sample) {
+  Json json;
+  json["ok"] = sample.ok;
+  if (!sample.ok) json["error"] = sample.error;
+  Json& pool = json["pool"] = Json::object();
+  for (const auto& f : kPoolFields) pool[f.name] = f.get(sample.server);
+  Json& sessions = json["sessions"] = Json::array();
+  for (const v1::SessionStats& s : sample.sessions) {
+    Json session;
+    for (const auto& f : kSessionFields) session[f.name] = f.get(s);
+    sessions.push_back(std::move(session));
   }
-  return json.Raw("sessions", JsonArray(sessions)).str();
+  return json;
 }
 
-std::string ConfigJson(const LoadOptions& options) {
-  JsonObject json;
-  json.Str("server", options.connection.server)
-      .Int("sessions", options.sessions)
-      .Str("kernels", KernelsName(options.kernels))
-      .Str("step", StepName(options.step));
-  if (options.step == StepKind::kMlp) {
-    json.Int("batch", options.batch).Int("width", options.width);
-  } else {
-    json.Int("size", options.size).Int("chain_length", options.chain_length);
+// `value`, or null when it is 0 (an option not given).
+Json OrNull(double value) { return value > 0 ? Json(value) : Json(nullptr); }
+
+Json ConfigJson(const LoadOptions& options) {
+  Json json;
+  json["server"] = options.connection.server;
+  json["sessions"] = options.sessions;
+  json["kernels"] = std::string(KernelsName(options.kernels));
+  json["step"] = std::string(StepName(options.step));
+  switch (options.step) {
+    case StepKind::kMlp:
+      json["batch"] = options.batch;
+      json["width"] = options.width;
+      break;
+    case StepKind::kChain:
+      json["size"] = options.size;
+      json["chain_length"] = options.chain_length;
+      break;
+    case StepKind::kTransfer:
+      json["transfer_bytes"] = options.transfer_bytes;
+      break;
   }
-  json.Int("requests_per_step", RequestsPerStep(options.step));
-  if (options.requests > 0) {
-    json.Int("requests", options.requests).Raw("duration_s", "null");
-  } else {
-    json.Raw("requests", "null").Num("duration_s", options.duration_s);
-  }
-  return json.Num("warmup_s", options.warmup_s).str();
+  json["requests_per_step"] = RequestsPerStep(options.step);
+  json["requests"] = options.requests > 0 ? Json(options.requests) : Json(nullptr);
+  json["duration_s"] = options.requests > 0 ? Json(nullptr) : Json(options.duration_s);
+  json["warmup_s"] = options.warmup_s;
+  json["rate_per_s"] = OrNull(options.rate);
+  json["sweep_rates_per_s"] = options.sweep.empty() ? Json(nullptr) : Json(options.sweep);
+  json["p99_bound_ms"] = options.sweep.empty() ? Json(nullptr) : Json(options.p99_bound_ms);
+  return json;
 }
 
-std::string ErrorsJson(const RequestLog& log) {
-  JsonObject by_code;
+Json ErrorsJson(const RequestLog& log) {
+  Json by_code = Json::object();
   for (int code = 1; code < kStatusCodeCount; ++code) {
-    if (log.by_code[code] > 0) by_code.Int(StatusCodeName(code), log.by_code[code]);
+    if (log.by_code[code] > 0) by_code[std::string(StatusCodeName(code))] = log.by_code[code];
   }
-  return JsonObject().Int("total", log.errors()).Raw("by_code", by_code.str()).str();
+  return {{"total", log.errors()}, {"by_code", std::move(by_code)}};
 }
 
-std::string LatencyJson(const LatencyHistogram& latency) {
-  return JsonObject()
-      .Num("mean", latency.MeanMicros())
-      .Num("min", latency.MinMicros())
-      .Num("p50", latency.PercentileMicros(50))
-      .Num("p90", latency.PercentileMicros(90))
-      .Num("p99", latency.PercentileMicros(99))
-      .Num("p99_9", latency.PercentileMicros(99.9))
-      .Num("max", latency.MaxMicros())
-      .str();
+Json LatencyJson(const LatencyHistogram& latency) {
+  return {{"mean", latency.MeanMicros()},        {"min", latency.MinMicros()},
+          {"p50", latency.PercentileMicros(50)}, {"p90", latency.PercentileMicros(90)},
+          {"p99", latency.PercentileMicros(99)}, {"p99_9", latency.PercentileMicros(99.9)},
+          {"max", latency.MaxMicros()}};
 }
 
-// "mlp (batch 32, width 128)" or "chain (size 4096, 8 operations)".
+// The latencies of the RPCs `log` made, by name.
+Json RpcLatencyJson(const RequestLog& log) {
+  Json json = Json::object();
+  for (int i = 0; i < kRpcCount; ++i) {
+    if (log.by_rpc[i].count() == 0) continue;
+    Json rpc = LatencyJson(log.by_rpc[i]);
+    rpc["count"] = log.by_rpc[i].count();
+    json[std::string(kRpcNames[i])] = std::move(rpc);
+  }
+  return json;
+}
+
+Json RatesJson(const std::vector<RatePhase>& rates) {
+  Json json = Json::array();
+  for (const RatePhase& phase : rates) {
+    json.push_back({{"rate_per_s", phase.rate_per_s},
+                    {"seconds", phase.seconds},
+                    {"due_steps", phase.due},
+                    {"unsent_steps", phase.unsent},
+                    {"steps", phase.log.steps},
+                    {"requests", phase.log.requests()},
+                    {"requests_per_s", PerSecond(phase.log.requests(), phase.seconds)},
+                    {"errors", phase.log.errors()},
+                    {"latency_us", LatencyJson(phase.log.latency)},
+                    {"step_latency_us", LatencyJson(phase.log.step_latency)}});
+  }
+  return json;
+}
+
+Json KneeJson(const LoadResult& result) {
+  if (result.options.sweep.empty()) return nullptr;
+  const Knee knee = KneeOf(result);
+  return {{"p99_bound_ms", result.options.p99_bound_ms},
+          {"found", knee.found},
+          {"rate_per_s", knee.found ? Json(knee.rate_per_s) : Json(nullptr)},
+          {"limited", knee.limited}};
+}
+
+// "mlp (batch 32, width 128; Run + Backward per step)", "chain (...)" or "transfer (...)".
 std::string StepDescription(const LoadOptions& options) {
-  if (options.step == StepKind::kMlp) {
-    return "mlp (batch " + std::to_string(options.batch) + ", width " +
-           std::to_string(options.width) + "; Run + Backward per step)";
+  switch (options.step) {
+    case StepKind::kMlp:
+      return "mlp (batch " + std::to_string(options.batch) + ", width " +
+             std::to_string(options.width) + "; Run + Backward per step)";
+    case StepKind::kChain:
+      return "chain (size " + std::to_string(options.size) + ", " +
+             std::to_string(options.chain_length) + " operations; one Run per step)";
+    case StepKind::kTransfer:
+      return "transfer (" + std::to_string(options.transfer_bytes) + " bytes; Put + Get per step)";
   }
-  return "chain (size " + std::to_string(options.size) + ", " +
-         std::to_string(options.chain_length) + " operations; one Run per step)";
+  return "?";
 }
 
 // printf into a std::string.
@@ -173,6 +187,78 @@ std::string Format(const char* format, Args... args) {
   char line[256];
   std::snprintf(line, sizeof line, format, args...);
   return line;
+}
+
+// How the steps were sent: "closed loop ..." or "open loop at ...".
+std::string LoopDescription(const LoadOptions& options) {
+  if (!options.sweep.empty()) {
+    return Format("open-loop sweep of %zu rates from %.1f to %.1f requests/s, %.1f s each",
+                  options.sweep.size(), options.sweep.front(), options.sweep.back(),
+                  options.duration_s);
+  }
+  if (options.rate > 0) return Format("open loop at %.1f requests/s", options.rate);
+  return "closed loop (each session sends its next step when the last one answered)";
+}
+
+// One line of latency percentiles in milliseconds.
+std::string LatencyRow(const char* label, const LatencyHistogram& latency) {
+  return Format("%-16s %9lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", label,
+                static_cast<long long>(latency.count()), latency.PercentileMicros(50) / 1e3,
+                latency.PercentileMicros(90) / 1e3, latency.PercentileMicros(99) / 1e3,
+                latency.PercentileMicros(99.9) / 1e3, latency.MaxMicros() / 1e3,
+                latency.MeanMicros() / 1e3);
+}
+
+std::string LatencyTable(const LoadResult& result) {
+  const RequestLog& log = result.measured;
+  std::string text = Format("%-16s %9s %9s %9s %9s %9s %9s %9s\n", "latency ms", "count", "p50",
+                            "p90", "p99", "p99.9", "max", "mean");
+  text += LatencyRow("requests", log.latency);
+  for (int i = 0; i < kRpcCount; ++i) {
+    if (log.by_rpc[i].count() == 0) continue;
+    text += LatencyRow(("  " + std::string(kRpcNames[i])).c_str(), log.by_rpc[i]);
+  }
+  text += LatencyRow("steps", log.step_latency);
+  if (!result.rates.empty()) {
+    text += "(open loop: a step and its first request count from the step's intended send time)\n";
+  }
+  return text;
+}
+
+std::string RatesTable(const LoadResult& result) {
+  if (result.rates.empty()) return "";
+  std::string text = Format("\n%12s %12s %9s %9s %9s %12s %12s\n", "rate req/s", "achieved",
+                            "steps", "unsent", "errors", "step p50 ms", "step p99 ms");
+  for (const RatePhase& phase : result.rates) {
+    text += Format("%12.1f %12.1f %9lld %9lld %9lld %12.3f %12.3f\n", phase.rate_per_s,
+                   PerSecond(phase.log.requests(), phase.seconds),
+                   static_cast<long long>(phase.log.steps), static_cast<long long>(phase.unsent),
+                   static_cast<long long>(phase.log.errors()),
+                   phase.log.step_latency.PercentileMicros(50) / 1e3,
+                   phase.log.step_latency.PercentileMicros(99) / 1e3);
+  }
+  text += Format(
+      "at most %d steps outstanding (one per session); unsent: arrivals still waiting "
+      "for a free session when the rate's time was up\n",
+      result.options.sessions);
+  if (result.options.sweep.empty()) return text;
+  const Knee knee = KneeOf(result);
+  const double bound = result.options.p99_bound_ms;
+  if (!knee.found) {
+    text += Format(
+        "knee: not found: the lowest rate broke p99 <= %g ms (or had errors); sweep "
+        "lower rates\n",
+        bound);
+  } else if (!knee.limited) {
+    text +=
+        Format("knee: above the sweep: every rate held p99 <= %g ms; sweep higher rates\n", bound);
+  } else {
+    text += Format(
+        "knee: %.1f requests/s (the highest rate held with p99 <= %g ms and no "
+        "errors)\n",
+        knee.rate_per_s, bound);
+  }
+  return text;
 }
 
 std::string CheckTable(const LoadResult& result) {
@@ -189,14 +275,15 @@ std::string CheckTable(const LoadResult& result) {
 std::string FormatTable(const LoadResult& result) {
   const LoadOptions& options = result.options;
   const RequestLog& log = result.measured;
-  const LatencyHistogram& latency = log.latency;
   std::string text =
       Format("onemodel-load: %d sessions, step %s, %s kernels\n", options.sessions,
              StepDescription(options).c_str(), std::string(KernelsName(options.kernels)).c_str());
-  text += Format("measured %.1f s after a %.1f s warm-up (%lld requests, %lld errors)\n\n",
-                 result.seconds, result.warmup_seconds,
-                 static_cast<long long>(result.warmup.requests()),
-                 static_cast<long long>(result.warmup.errors()));
+  text += LoopDescription(options) + "\n";
+  text += Format(
+      "measured %.1f s (%lld requests, %lld errors) after a %.1f s warm-up of %lld "
+      "requests\n\n",
+      result.seconds, static_cast<long long>(log.requests()), static_cast<long long>(log.errors()),
+      result.warmup_seconds, static_cast<long long>(result.warmup.requests()));
   text += Format("%-16s %14s %14s\n", "", "count", "per second");
   text += Format("%-16s %14lld %14.1f\n", "requests", static_cast<long long>(log.requests()),
                  PerSecond(log.requests(), result.seconds));
@@ -209,31 +296,26 @@ std::string FormatTable(const LoadResult& result) {
                      static_cast<long long>(log.by_code[code]));
     }
   }
-  text +=
-      Format("\n\nlatency ms  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n\n",
-             latency.PercentileMicros(50) / 1e3, latency.PercentileMicros(90) / 1e3,
-             latency.PercentileMicros(99) / 1e3, latency.PercentileMicros(99.9) / 1e3,
-             latency.MaxMicros() / 1e3, latency.MeanMicros() / 1e3);
+  text += "\n\n" + LatencyTable(result) + RatesTable(result) + "\n";
 
   const ServerSample* samples[] = {&result.before, &result.after_warmup, &result.end,
                                    &result.after_close};
   text += Format("%-18s %14s %14s %14s %14s\n", "server pool", "before", "after warm-up", "end",
                  "after close");
-  for (const PoolField& f : kPoolFields) {
+  for (const auto& f : kPoolFields) {
     text += Format("%-18s", f.label);
     for (const ServerSample* s : samples) {
-      text += s->ok ? Format(" %14lld", static_cast<long long>(s->pool.*f.member))
+      text += s->ok ? Format(" %14lld", static_cast<long long>(f.get(s->server)))
                     : Format(" %14s", "?");
     }
     text += "\n";
   }
-  const SessionSample warm = Total(result.after_warmup.sessions);
-  const SessionSample end = Total(result.end.sessions);
   text += Format("\n%-18s %14s %14s %14s\n", "arenas (all)", "after warm-up", "end", "delta");
-  for (const SessionField& f : kSessionFields) {
-    text += Format("%-18s %14lld %14lld %+14lld\n", f.label, static_cast<long long>(warm.*f.member),
-                   static_cast<long long>(end.*f.member),
-                   static_cast<long long>(end.*f.member - warm.*f.member));
+  for (const auto& f : kSessionFields) {
+    const int64_t warm = Total(result.after_warmup.sessions, f);
+    const int64_t end = Total(result.end.sessions, f);
+    text += Format("%-18s %14lld %14lld %+14lld\n", f.label, static_cast<long long>(warm),
+                   static_cast<long long>(end), static_cast<long long>(end - warm));
   }
   for (const ServerSample* s : samples) {
     if (!s->ok) text += "statistics unavailable: " + s->error + "\n";
@@ -252,43 +334,37 @@ std::string FormatJson(const LoadResult& result) {
   const RequestLog& log = result.measured;
   const Flatness flat = FlatnessOf(result);
   const std::vector<std::string> failures = CheckFailures(result);
-  std::vector<std::string> failure_strings;
-  for (const std::string& f : failures) failure_strings.push_back(bench::JsonString(f));
-  JsonObject json;
-  json.Str("tool", "onemodel-load")
-      .Raw("config", ConfigJson(result.options))
-      .Raw("warmup", JsonObject()
-                         .Num("seconds", result.warmup_seconds)
-                         .Int("steps", result.warmup.steps)
-                         .Int("requests", result.warmup.requests())
-                         .Int("errors", result.warmup.errors())
-                         .str())
-      .Num("seconds", result.seconds)
-      .Int("steps", log.steps)
-      .Num("steps_per_s", PerSecond(log.steps, result.seconds))
-      .Int("requests", log.requests())
-      .Num("requests_per_s", PerSecond(log.requests(), result.seconds))
-      .Raw("latency_us", LatencyJson(log.latency))
-      .Raw("errors", ErrorsJson(log))
-      .Raw("server", JsonObject()
-                         .Raw("before", SampleJson(result.before))
-                         .Raw("after_warmup", SampleJson(result.after_warmup))
-                         .Raw("end", SampleJson(result.end))
-                         .Raw("after_close", SampleJson(result.after_close))
-                         .str())
-      .Raw("flatness", JsonObject()
-                           .Bool("known", flat.known)
-                           .Int("rented_bytes_delta", flat.rented_bytes_delta)
-                           .Int("pool_misses", flat.pool_misses)
-                           .Int("arena_growth_events", flat.arena_growth_events)
-                           .Int("arena_allocations", flat.arena_allocations)
-                           .str())
-      .Raw("check", JsonObject()
-                        .Bool("enabled", result.options.check)
-                        .Bool("passed", failures.empty())
-                        .Raw("failures", JsonArray(failure_strings))
-                        .str());
-  return json.str() + "\n";
+  Json json;
+  json["schema_version"] = kLoadReportSchemaVersion;
+  json["tool"] = "onemodel-load";
+  json["config"] = ConfigJson(result.options);
+  json["warmup"] = {{"seconds", result.warmup_seconds},
+                    {"steps", result.warmup.steps},
+                    {"requests", result.warmup.requests()},
+                    {"errors", result.warmup.errors()}};
+  json["seconds"] = result.seconds;
+  json["steps"] = log.steps;
+  json["steps_per_s"] = PerSecond(log.steps, result.seconds);
+  json["requests"] = log.requests();
+  json["requests_per_s"] = PerSecond(log.requests(), result.seconds);
+  json["latency_us"] = LatencyJson(log.latency);
+  json["rpc_latency_us"] = RpcLatencyJson(log);
+  json["step_latency_us"] = LatencyJson(log.step_latency);
+  json["errors"] = ErrorsJson(log);
+  json["rates"] = RatesJson(result.rates);
+  json["knee"] = KneeJson(result);
+  json["server"] = {{"before", SampleJson(result.before)},
+                    {"after_warmup", SampleJson(result.after_warmup)},
+                    {"end", SampleJson(result.end)},
+                    {"after_close", SampleJson(result.after_close)}};
+  json["flatness"] = {{"known", flat.known},
+                      {"rented_bytes_delta", flat.rented_bytes_delta},
+                      {"pool_misses", flat.pool_misses},
+                      {"arena_growth_events", flat.arena_growth_events},
+                      {"arena_allocations", flat.arena_allocations}};
+  json["check"] = {
+      {"enabled", result.options.check}, {"passed", failures.empty()}, {"failures", failures}};
+  return json.dump() + "\n";
 }
 
 }  // namespace onemodel::load

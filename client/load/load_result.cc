@@ -24,15 +24,26 @@ Flatness FlatnessOf(const LoadResult& result) {
   const ServerSample& to = result.end;
   if (!from.ok || !to.ok) return flat;
   flat.known = true;
-  flat.rented_bytes_delta = to.pool.rented_bytes - from.pool.rented_bytes;
-  flat.pool_misses = to.pool.misses - from.pool.misses;
+  flat.rented_bytes_delta = to.server.pool().rented_bytes() - from.server.pool().rented_bytes();
+  flat.pool_misses = to.server.pool().misses() - from.server.pool().misses();
   const size_t sessions = std::min(from.sessions.size(), to.sessions.size());
   for (size_t i = 0; i < sessions; ++i) {
-    flat.arena_growth_events +=
-        to.sessions[i].arena_growth_events - from.sessions[i].arena_growth_events;
-    flat.arena_allocations += to.sessions[i].arena_allocations - from.sessions[i].arena_allocations;
+    const v1::ArenaStats& before = from.sessions[i].arena();
+    const v1::ArenaStats& after = to.sessions[i].arena();
+    flat.arena_growth_events += after.growth_events() - before.growth_events();
+    flat.arena_allocations += after.allocations() - before.allocations();
   }
   return flat;
+}
+
+Knee KneeOf(const LoadResult& result) {
+  std::vector<RatePoint> points;
+  for (const RatePhase& phase : result.rates) {
+    points.push_back({.rate_per_s = phase.rate_per_s,
+                      .p99_us = phase.log.step_latency.PercentileMicros(99),
+                      .errors = phase.log.errors()});
+  }
+  return FindKnee(std::move(points), result.options.p99_bound_ms * 1e3);
 }
 
 std::vector<std::string> CheckFailures(const LoadResult& result) {
@@ -58,8 +69,8 @@ std::vector<std::string> CheckFailures(const LoadResult& result) {
   if (flat.known && flat.rented_bytes_delta > 0) {
     failures.push_back("the pool's rented bytes grew by " +
                        std::to_string(flat.rented_bytes_delta) + " after warm-up (from " +
-                       std::to_string(result.after_warmup.pool.rented_bytes) + " to " +
-                       std::to_string(result.end.pool.rented_bytes) +
+                       std::to_string(result.after_warmup.server.pool().rented_bytes()) + " to " +
+                       std::to_string(result.end.server.pool().rented_bytes()) +
                        "): the server keeps memory per request, unless another client of the "
                        "same server rented it");
   }

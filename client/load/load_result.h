@@ -1,6 +1,6 @@
 // LoadResult: everything one `onemodel-load` run measured (the requests of the warm-up and of
-// the measured phase, and the server's statistics at four moments), and the checks --check
-// applies to it.
+// the measured phases, each open-loop rate on its own, the time series, and the server's
+// statistics at four moments), and the checks --check applies to it.
 //
 //   LoadResult result = RunLoad(client, options, {});
 //   Flatness flat = FlatnessOf(result);        // rented bytes and arena growth after warm-up
@@ -13,47 +13,30 @@
 
 #include "client/load/load_options.h"
 #include "client/load/request_log.h"
+#include "client/load/server_sample.h"
+#include "client/load/sweep.h"
+#include "client/load/time_series.h"
 
 namespace onemodel::load {
 
-// The shared pool (v1::PoolStats) and the open sessions, at one moment.
-struct PoolSample {
-  int64_t rented_bytes = 0;
-  int64_t rented_buffers = 0;
-  int64_t idle_bytes = 0;
-  int64_t peak_rented_bytes = 0;
-  int64_t hits = 0;
-  int64_t misses = 0;  // rentals the pool had to get from the system
-  int64_t sessions_open = 0;
-};
-
-// One load session (v1::SessionStats: its arena, handles and pool buffers), at one moment.
-struct SessionSample {
-  int64_t arena_chunks = 0;
-  int64_t arena_reserved_bytes = 0;
-  int64_t arena_resets = 0;
-  int64_t arena_allocations = 0;    // slices the arena handed out over its life
-  int64_t arena_growth_events = 0;  // times the arena had to get memory (0 once warm)
-  int64_t handles = 0;
-  int64_t pool_buffers = 0;
-  int64_t requests = 0;
-};
-
-// The server's statistics at one moment; `error` says why they could not be read.
-struct ServerSample {
-  bool ok = false;
-  std::string error;
-  PoolSample pool;
-  std::vector<SessionSample> sessions;  // one per load session, in order; empty when none open
+// One measured phase at a fixed arrival rate (--rate, or one rate of --sweep).
+struct RatePhase {
+  double rate_per_s = 0;  // requests/s asked
+  double seconds = 0;     // how long it took
+  RequestLog log;         // all sessions' requests; step latencies from intended send times
+  int64_t due = 0;        // steps the schedule had arrive
+  int64_t unsent = 0;     // of them, still waiting for a free session when the phase ended
 };
 
 struct LoadResult {
   LoadOptions options;
-  double warmup_seconds = 0;  // how long the warm-up took (until every session was done)
-  double seconds = 0;         // how long the measured phase took
-  RequestLog warmup;          // all sessions' warm-up requests
-  RequestLog measured;        // all sessions' measured requests
-  ServerSample before;        // before the sessions were created
+  double warmup_seconds = 0;        // how long the warm-up took (until every session was done)
+  double seconds = 0;               // how long the measured phases took
+  RequestLog warmup;                // all sessions' warm-up requests
+  RequestLog measured;              // all sessions' measured requests (of every phase)
+  std::vector<RatePhase> rates;     // open loop: one per rate (--rate: one); closed loop: none
+  std::vector<SeriesPoint> series;  // the measured phases, second by second
+  ServerSample before;              // before the sessions were created
   ServerSample after_warmup;  // every session paused between its last warm-up step and the load
   ServerSample end;           // every session done, not yet closed
   ServerSample after_close;   // the sessions closed
@@ -70,6 +53,8 @@ struct Flatness {
 
 // Flatness between result.after_warmup and result.end.
 Flatness FlatnessOf(const LoadResult& result);
+// The knee of result.rates under options.p99_bound_ms (steps' p99).
+Knee KneeOf(const LoadResult& result);
 // Why the run fails --check, one sentence each: errors, rented bytes grown, arena growth after
 // warm-up, statistics that could not be read. Empty: it passes.
 std::vector<std::string> CheckFailures(const LoadResult& result);

@@ -1,7 +1,10 @@
 // RunLoad: the load run itself. Creates the sessions and uploads their tensors, then runs one
-// thread per session: warm-up steps, a pause while the server's statistics are read (every
-// session idle), the measured steps until the duration or the request count is reached, and a
-// last reading before the sessions close.
+// thread per session: warm-up steps (closed loop), a pause while the server's statistics are
+// read (every session idle), then the measured phases: one closed loop (each session sends its
+// next step when the last one answered) until the duration or the request count is reached, or
+// one open-loop phase per arrival rate (--rate, --sweep; see open_loop.h), with every session
+// pausing between phases. While a phase runs, the server's statistics are read once a second
+// for the time series; a last reading comes before the sessions close.
 //
 //   LoadResult result = RunLoad(client, options, [](const LoadProgress& p) { Draw(p); });
 #pragma once
@@ -17,7 +20,7 @@ namespace onemodel::load {
 // Where a run stands, for a progress bar.
 struct LoadProgress {
   bool warming_up = true;
-  double seconds = 0;          // in this phase so far
+  double seconds = 0;          // in this phase so far (the measured phases together)
   double total_seconds = 0;    // the phase's planned length (0 for a --requests phase)
   int64_t requests = 0;        // finished in this phase so far
   int64_t total_requests = 0;  // --requests of the measured phase (0 when timed)
@@ -32,9 +35,5 @@ using ProgressCallback = std::function<void(const LoadProgress&)>;
 // result counts them.
 LoadResult RunLoad(client::Client& client, const LoadOptions& options,
                    const ProgressCallback& on_progress);
-
-// The pool and, for each of `sessions`, its own statistics, read now; never throws (a failed
-// read gives ok = false and the error).
-ServerSample SampleServer(client::Client& client, const std::vector<client::Session>& sessions);
 
 }  // namespace onemodel::load

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace onemodel::load {
@@ -39,8 +40,8 @@ class MlpStep final : public Step {
   }
 
   void Run(RequestLog& log) override {
-    const client::RunResult out = log.Time([&] { return session_.Run(forward_); });
-    log.Time([&] { return session_.Backward(out[*loss_], params_); });
+    const client::RunResult out = log.Time(Rpc::kRun, [&] { return session_.Run(forward_); });
+    log.Time(Rpc::kBackward, [&] { return session_.Backward(out[*loss_], params_); });
   }
 
  private:
@@ -73,7 +74,7 @@ class ChainStep final : public Step {
   }
 
   void Run(RequestLog& log) override {
-    log.Time([&] { return session_.Run(chain_); });
+    log.Time(Rpc::kRun, [&] { return session_.Run(chain_); });
   }
 
  private:
@@ -81,14 +82,39 @@ class ChainStep final : public Step {
   RunBuilder chain_;
 };
 
+class TransferStep final : public Step {
+ public:
+  TransferStep(client::Session& session, int64_t bytes, uint32_t seed) : session_(session) {
+    std::mt19937 random(seed);
+    const int64_t count = bytes / static_cast<int64_t>(sizeof(float));
+    data_ = client::TensorData::From<float>(Uniform(count, 1.0f, random), {count});
+    target_ = session.Put(data_);
+  }
+
+  void Run(RequestLog& log) override {
+    log.Time(Rpc::kPut, [&] { return session_.Put(data_, {.target = target_.id()}); });
+    log.Time(Rpc::kGet, [&] { return session_.Get(target_); });
+  }
+
+ private:
+  client::Session& session_;
+  client::TensorData data_;  // uploaded again every step, into target_
+  TensorHandle target_;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> MakeStep(const LoadOptions& options, client::Session& session,
                                uint32_t seed) {
-  if (options.step == StepKind::kMlp) {
-    return std::make_unique<MlpStep>(session, options.batch, options.width, seed);
+  switch (options.step) {
+    case StepKind::kMlp:
+      return std::make_unique<MlpStep>(session, options.batch, options.width, seed);
+    case StepKind::kChain:
+      return std::make_unique<ChainStep>(session, options.size, options.chain_length, seed);
+    case StepKind::kTransfer:
+      return std::make_unique<TransferStep>(session, options.transfer_bytes, seed);
   }
-  return std::make_unique<ChainStep>(session, options.size, options.chain_length, seed);
+  throw std::logic_error("MakeStep: unknown step kind");
 }
 
 }  // namespace onemodel::load

@@ -1,5 +1,5 @@
 // Step: the unit of work a load session repeats. Each kind uploads its tensors once, into the
-// session's pool, and then runs the same requests every step, resetting the arena each time.
+// session's pool, and then runs the same requests every step (its Runs reset the arena).
 //
 //   mlp (--batch B --width W): x [B, W], w1 [W, W], b1 [W], w2 [W, W] uploaded once; each step
 //     Run(reset_arena): MatMul(x, w1), Add(., b1), Relu, MatMul(., w2), LogSoftmax, Mean
@@ -7,6 +7,9 @@
 //   chain (--size N --chain-length K): x [N] uploaded once; each step
 //     Run(reset_arena, no_grad): K operations cycling Add(y, x), Mul(y, x), Tanh(y)
 //                                                        -> 1 request
+//   transfer (--transfer-bytes N): a float32 tensor of N bytes uploaded once; each step
+//     Put of the same values into it (PutOptions::target: no new memory), Get of it
+//                                                        -> 2 requests
 //
 //   std::unique_ptr<Step> step = MakeStep(options, session, /*seed=*/7);
 //   RequestLog log;

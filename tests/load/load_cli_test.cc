@@ -51,8 +51,14 @@ TEST_F(LoadCliTest, FourSessionsForTwoSecondsReportEveryField) {
   EXPECT_EQ(root.at("config").at("step").get<std::string>(), "mlp");
   EXPECT_GE(Number(root, "seconds"), 2.0);
   EXPECT_GE(Number(root.at("warmup"), "seconds"), 1.0);
+  EXPECT_EQ(Number(root, "schema_version"), 2);
   const double requests = Number(root, "requests");
   EXPECT_GT(requests, 0);
+  // The header counts the measured requests, not the warm-up's.
+  EXPECT_THAT(result.out, HasSubstr(" s (" + std::to_string(static_cast<int64_t>(requests)) +
+                                    " requests, 0 errors) after a "));
+  EXPECT_EQ(Number(root.at("rpc_latency_us").at("Run"), "count"), requests / 2);
+  EXPECT_EQ(Number(root.at("rpc_latency_us").at("Backward"), "count"), requests / 2);
   EXPECT_EQ(requests, 2 * Number(root, "steps"));
   EXPECT_NEAR(Number(root, "requests_per_s"), requests / Number(root, "seconds"), 1e-3 * requests);
   const json& latency = root.at("latency_us");

@@ -90,6 +90,38 @@ TEST(LoadOptionsTest, MlpSizesWithTheChainStepAreRefused) {
               HasSubstr("--batch and --width size the mlp step"));
 }
 
+TEST(LoadOptionsTest, OpenLoopRateSweepTransferAndCsv) {
+  LoadOptions closed;
+  Parse({}, closed);
+  EXPECT_THAT(PhaseRates(closed), ::testing::ElementsAre(0));
+  LoadOptions rate;
+  Parse({"--rate", "250", "--step", "transfer", "--transfer-bytes", "4096", "--csv", "s.csv"},
+        rate);
+  EXPECT_EQ(rate.rate, 250);
+  EXPECT_EQ(rate.step, StepKind::kTransfer);
+  EXPECT_EQ(rate.transfer_bytes, 4096);
+  EXPECT_EQ(rate.csv_path, "s.csv");
+  EXPECT_THAT(PhaseRates(rate), ::testing::ElementsAre(250));
+  LoadOptions sweep;
+  Parse({"--sweep", "10:1000:3", "--p99-bound-ms", "25"}, sweep);
+  EXPECT_THAT(PhaseRates(sweep), ::testing::ElementsAre(10, 100, 1000));
+  EXPECT_EQ(sweep.p99_bound_ms, 25);
+}
+
+TEST(LoadOptionsTest, OpenLoopFlagsThatDoNotFitAreRefused) {
+  EXPECT_THAT(ParseError({"--rate", "10", "--sweep", "1:10:2"}),
+              HasSubstr("--rate and --sweep both set the arrival rate"));
+  EXPECT_THAT(ParseError({"--rate", "10", "--requests", "100"}),
+              HasSubstr("an open loop (--rate, --sweep) runs for --duration"));
+  EXPECT_THAT(ParseError({"--p99-bound-ms", "5"}), HasSubstr("add --sweep"));
+  EXPECT_THAT(ParseError({"--sweep", "10:1:3"}), HasSubstr("FROM < TO"));
+  EXPECT_THAT(ParseError({"--rate", "0"}), HasSubstr("--rate"));
+  EXPECT_THAT(ParseError({"--transfer-bytes", "64"}), HasSubstr("add --step transfer"));
+  EXPECT_THAT(ParseError({"--step", "transfer", "--transfer-bytes", "6"}),
+              HasSubstr("multiple of 4"));
+  EXPECT_THAT(ParseError({"--json", "-", "--csv", "-"}), HasSubstr("both write to stdout"));
+}
+
 TEST(LoadOptionsTest, CheckWithoutWarmupIsRefused) {
   EXPECT_THAT(ParseError({"--check", "--warmup", "0"}),
               HasSubstr("--check needs --warmup above 0"));
@@ -108,8 +140,10 @@ TEST(LoadOptionsTest, OutOfRangeValuesAreRefused) {
 TEST(LoadOptionsTest, StepNamesAndRequestsPerStep) {
   EXPECT_EQ(StepName(StepKind::kMlp), "mlp");
   EXPECT_EQ(StepName(StepKind::kChain), "chain");
+  EXPECT_EQ(StepName(StepKind::kTransfer), "transfer");
   EXPECT_EQ(RequestsPerStep(StepKind::kMlp), 2);
   EXPECT_EQ(RequestsPerStep(StepKind::kChain), 1);
+  EXPECT_EQ(RequestsPerStep(StepKind::kTransfer), 2);
 }
 
 }  // namespace

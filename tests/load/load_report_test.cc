@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "client/load/load_progress.h"
 #include "tests/common/parse_json.h"
 #include "tests/load/sample_result.h"
@@ -37,6 +39,74 @@ TEST(LoadReportTest, JsonCarriesTheMeasuredNumbers) {
   EXPECT_EQ(root.at("warmup").at("errors").get<double>(), 0);
 }
 
+TEST(LoadReportTest, JsonIsVersionedAndSplitsLatencyByRpcAndStep) {
+  const json root = ParseJson(FormatJson(SampleResult()));
+  EXPECT_EQ(root.at("schema_version").get<int>(), kLoadReportSchemaVersion);
+  const json& rpcs = root.at("rpc_latency_us");
+  EXPECT_EQ(rpcs.size(), 2);  // the RPCs the mlp step made
+  EXPECT_EQ(rpcs.at("Run").at("count").get<double>(), 50);
+  EXPECT_NEAR(rpcs.at("Run").at("max").get<double>(), 990, 1e-9);
+  EXPECT_EQ(rpcs.at("Backward").at("max").get<double>(), 1000);
+  EXPECT_EQ(root.at("step_latency_us").at("max").get<double>(), 2000);
+  EXPECT_EQ(root.at("rates"), json::array());  // closed loop
+  EXPECT_TRUE(root.at("knee").is_null());
+  EXPECT_TRUE(root.at("config").at("rate_per_s").is_null());
+  EXPECT_TRUE(root.at("config").at("sweep_rates_per_s").is_null());
+}
+
+// SampleResult as if it were a sweep of three rates, the third above the 2 ms bound.
+LoadResult SweepResult() {
+  LoadResult result = SampleResult();
+  result.options.sweep = {100, 1000, 10000};
+  result.options.p99_bound_ms = 2;
+  for (const auto& [rate, step_ms, unsent] :
+       {std::tuple{100.0, 1, 0}, {1000.0, 1, 0}, {10000.0, 40, 7000}}) {
+    RatePhase phase;
+    phase.rate_per_s = rate;
+    phase.seconds = 2;
+    phase.due = static_cast<int64_t>(rate) * 2;
+    phase.unsent = unsent;
+    for (int i = 0; i < 10; ++i) {
+      phase.log.step_latency.Record(std::chrono::milliseconds(step_ms));
+      phase.log.latency.Record(std::chrono::milliseconds(step_ms));
+    }
+    phase.log.by_code[grpc::StatusCode::OK] = 10;
+    phase.log.steps = 10;
+    result.rates.push_back(std::move(phase));
+  }
+  return result;
+}
+
+TEST(LoadReportTest, JsonCarriesEachRateAndTheKnee) {
+  const json root = ParseJson(FormatJson(SweepResult()));
+  const json& rates = root.at("rates");
+  ASSERT_EQ(rates.size(), 3);
+  EXPECT_EQ(rates[2].at("rate_per_s").get<double>(), 10000);
+  EXPECT_EQ(rates[2].at("due_steps").get<double>(), 20000);
+  EXPECT_EQ(rates[2].at("unsent_steps").get<double>(), 7000);
+  EXPECT_EQ(rates[2].at("requests_per_s").get<double>(), 5);
+  EXPECT_NEAR(rates[2].at("step_latency_us").at("p99").get<double>(), 40000, 40000 / 64.0);
+  const json& knee = root.at("knee");
+  EXPECT_TRUE(knee.at("found").get<bool>());
+  EXPECT_TRUE(knee.at("limited").get<bool>());
+  EXPECT_EQ(knee.at("rate_per_s").get<double>(), 1000);
+  EXPECT_EQ(knee.at("p99_bound_ms").get<double>(), 2);
+  EXPECT_EQ(root.at("config").at("sweep_rates_per_s").size(), 3);
+}
+
+TEST(LoadReportTest, TableListsTheRatesAndTheKnee) {
+  LoadResult result = SweepResult();
+  std::string table = FormatTable(result);
+  EXPECT_THAT(table, HasSubstr("open-loop sweep of 3 rates from 100.0 to 10000.0 requests/s"));
+  EXPECT_THAT(table, HasSubstr("     10000.0          5.0        10      7000         0"));
+  EXPECT_THAT(table, HasSubstr("at most 2 steps outstanding (one per session)"));
+  EXPECT_THAT(table, HasSubstr("knee: 1000.0 requests/s (the highest rate held with p99 <= 2 ms"));
+  result.rates.pop_back();
+  EXPECT_THAT(FormatTable(result), HasSubstr("knee: above the sweep"));
+  result.options.p99_bound_ms = 0.5;
+  EXPECT_THAT(FormatTable(result), HasSubstr("knee: not found: the lowest rate broke"));
+}
+
 TEST(LoadReportTest, JsonDescribesTheConfiguration) {
   const json root = ParseJson(FormatJson(SampleResult()));
   const json& config = root.at("config");
@@ -61,7 +131,7 @@ TEST(LoadReportTest, JsonDescribesTheConfiguration) {
 
 TEST(LoadReportTest, JsonCarriesServerSamplesFlatnessAndCheck) {
   LoadResult result = SampleResult();
-  result.end.sessions[1].arena_growth_events += 2;
+  AddGrowthEvents(result.end.sessions[1], 2);
   result.after_close = UnreadableSample("Stats failed: \"UNAVAILABLE\"");
   const json root = ParseJson(FormatJson(result));
   const json& server = root.at("server");
@@ -87,11 +157,24 @@ TEST(LoadReportTest, JsonCarriesServerSamplesFlatnessAndCheck) {
 TEST(LoadReportTest, TableSummarizesThroughputLatencyMemoryAndCheck) {
   const std::string table = FormatTable(SampleResult());
   EXPECT_THAT(table, HasSubstr("2 sessions, step mlp (batch 32, width 128; Run + Backward"));
-  EXPECT_THAT(table, HasSubstr("measured 5.0 s after a 1.0 s warm-up (20 requests, 0 errors)"));
+  // The header counts the measured requests; the warm-up's are named as such.
+  EXPECT_THAT(table, HasSubstr("closed loop (each session sends its next step when the last"));
+  EXPECT_THAT(table,
+              HasSubstr("measured 5.0 s (100 requests, 1 errors) after a 1.0 s warm-up of 20 "
+                        "requests\n"));
   EXPECT_THAT(table, HasSubstr("requests                    100           20.0"));
   EXPECT_THAT(table, HasSubstr("steps                        49            9.8"));
   EXPECT_THAT(table, HasSubstr("errors                        1  UNAVAILABLE 1"));
-  EXPECT_THAT(table, HasSubstr("p99.9 1.000  max 1.000  mean 0.505"));
+  EXPECT_THAT(table, HasSubstr("latency ms           count       p50       p90       p99     "
+                               "p99.9       max      mean\n"));
+  // Percentiles are the upper edges of the histogram's buckets (within 1/64).
+  EXPECT_THAT(table, HasSubstr("requests               100     0.504     0.901     0.991     "
+                               "1.000     1.000     0.505\n"));
+  EXPECT_THAT(table, HasSubstr("  Run                   50 "));
+  EXPECT_THAT(table, HasSubstr("  Backward              50 "));
+  EXPECT_THAT(table, Not(HasSubstr("  Put ")));  // no request of it
+  EXPECT_THAT(table, HasSubstr("steps                   50     1.008 "));
+  EXPECT_THAT(table, Not(HasSubstr("rate req/s")));  // closed loop: no rates
   EXPECT_THAT(
       table,
       HasSubstr("rented bytes                    0        2097152        2097152              0"));

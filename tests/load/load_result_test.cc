@@ -22,9 +22,9 @@ LoadResult CleanResult() {
 
 TEST(LoadResultTest, FlatnessComparesTheEndWithTheEndOfWarmup) {
   LoadResult result = SampleResult();
-  result.end.pool.rented_bytes += 128;
-  result.end.pool.misses += 2;
-  result.end.sessions[1].arena_growth_events += 3;
+  AddRentedBytes(result.end, 128);
+  result.end.server.mutable_pool()->set_misses(result.end.server.pool().misses() + 2);
+  AddGrowthEvents(result.end.sessions[1], 3);
   const Flatness flat = FlatnessOf(result);
   EXPECT_TRUE(flat.known);
   EXPECT_EQ(flat.rented_bytes_delta, 128);
@@ -51,17 +51,17 @@ TEST(LoadResultTest, FailedRequestsFailWithTheirCodes) {
 
 TEST(LoadResultTest, RentedBytesGrowthFails) {
   LoadResult result = CleanResult();
-  result.end.pool.rented_bytes += 4096;
+  AddRentedBytes(result.end, 4096);
   EXPECT_THAT(CheckFailures(result),
               ElementsAre(HasSubstr("rented bytes grew by 4096 after warm-up (from 2097152 to "
                                     "2101248)")));
-  result.end.pool.rented_bytes -= 8192;  // shrinking is fine
+  AddRentedBytes(result.end, -8192);  // shrinking is fine
   EXPECT_THAT(CheckFailures(result), IsEmpty());
 }
 
 TEST(LoadResultTest, ArenaGrowthAfterWarmupFails) {
   LoadResult result = CleanResult();
-  result.end.sessions[0].arena_growth_events += 1;
+  AddGrowthEvents(result.end.sessions[0], 1);
   EXPECT_THAT(CheckFailures(result),
               ElementsAre(HasSubstr("arenas grew 1 times after warm-up (expected 0)")));
 }
@@ -78,6 +78,24 @@ TEST(LoadResultTest, NoMeasuredRequestsFails) {
   LoadResult result = CleanResult();
   result.measured = {};
   EXPECT_THAT(CheckFailures(result), ElementsAre(HasSubstr("no request ran after warm-up")));
+}
+
+TEST(LoadResultTest, KneeJudgesTheRatesByTheirStepP99) {
+  LoadResult result = CleanResult();
+  result.options.p99_bound_ms = 2;
+  for (const auto& [rate, step_ms] : {std::pair{100.0, 1}, {1000.0, 1}, {10000.0, 5}}) {
+    RatePhase phase;
+    phase.rate_per_s = rate;
+    phase.log.step_latency.Record(std::chrono::milliseconds(step_ms));
+    phase.log.by_code[grpc::StatusCode::OK] = 1;
+    result.rates.push_back(std::move(phase));
+  }
+  const Knee knee = KneeOf(result);
+  EXPECT_TRUE(knee.found);
+  EXPECT_TRUE(knee.limited);
+  EXPECT_EQ(knee.rate_per_s, 1000);
+  result.rates[1].log.by_code[grpc::StatusCode::DEADLINE_EXCEEDED] = 1;  // errors break a rate
+  EXPECT_EQ(KneeOf(result).rate_per_s, 100);
 }
 
 }  // namespace

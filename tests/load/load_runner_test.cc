@@ -57,8 +57,9 @@ TEST_F(LoadRunnerTest, ChainStepIsOneRequestAndLeavesMemoryFlat) {
   ASSERT_EQ(result.end.sessions.size(), 3);
   int64_t resets = 0;
   for (size_t i = 0; i < 3; ++i) {
-    resets += result.end.sessions[i].arena_resets - result.after_warmup.sessions[i].arena_resets;
-    EXPECT_EQ(result.end.sessions[i].handles, result.after_warmup.sessions[i].handles);
+    resets +=
+        result.end.sessions[i].arena().resets() - result.after_warmup.sessions[i].arena().resets();
+    EXPECT_EQ(result.end.sessions[i].handles(), result.after_warmup.sessions[i].handles());
   }
   EXPECT_EQ(resets, 60);  // every step reset its arena
   const load::Flatness flat = load::FlatnessOf(result);
@@ -72,8 +73,8 @@ TEST_F(LoadRunnerTest, SessionsAreOpenDuringTheRunAndClosedAfter) {
   LoadOptions options = Options(StepKind::kChain, 2);
   options.requests = 4;
   const LoadResult result = load::RunLoad(client(), options, {});
-  EXPECT_EQ(result.end.pool.sessions_open, result.before.pool.sessions_open + 2);
-  EXPECT_EQ(result.after_close.pool.sessions_open, result.before.pool.sessions_open);
+  EXPECT_EQ(result.end.server.sessions().open(), result.before.server.sessions().open() + 2);
+  EXPECT_EQ(result.after_close.server.sessions().open(), result.before.server.sessions().open());
   EXPECT_TRUE(result.after_close.sessions.empty());
 }
 
@@ -93,6 +94,45 @@ TEST_F(LoadRunnerTest, TimedMlpRunLastsItsDurationAndReportsProgress) {
   EXPECT_FALSE(ticks.back().warming_up);
   EXPECT_EQ(ticks.back().total_seconds, 1);
   EXPECT_EQ(ticks.back().requests, result.measured.requests());
+}
+
+TEST_F(LoadRunnerTest, OpenLoopTransferRunsAtItsRateWithPutAndGetTimed) {
+  LoadOptions options = Options(StepKind::kTransfer, 2);
+  options.transfer_bytes = 4096;
+  options.rate = 200;  // 100 steps/s of Put + Get
+  options.duration_s = 1;
+  const LoadResult result = load::RunLoad(client(), options, {});
+  ASSERT_EQ(result.rates.size(), 1);
+  const load::RatePhase& phase = result.rates[0];
+  EXPECT_EQ(phase.rate_per_s, 200);
+  EXPECT_EQ(phase.due, 100);
+  EXPECT_EQ(phase.log.steps + phase.unsent, 100);
+  EXPECT_GE(phase.log.steps, 50);
+  EXPECT_EQ(phase.log.errors(), 0);
+  EXPECT_EQ(phase.log.step_latency.count(), phase.log.steps);
+  const auto& by_rpc = result.measured.by_rpc;
+  EXPECT_EQ(by_rpc[load::RpcIndex(load::Rpc::kPut)].count(), phase.log.steps);
+  EXPECT_EQ(by_rpc[load::RpcIndex(load::Rpc::kGet)].count(), phase.log.steps);
+  EXPECT_EQ(by_rpc[load::RpcIndex(load::Rpc::kRun)].count(), 0);
+  EXPECT_EQ(result.measured.steps, phase.log.steps);
+  EXPECT_THAT(load::CheckFailures(result), ::testing::IsEmpty());  // Put into its target: flat
+}
+
+TEST_F(LoadRunnerTest, TimeSeriesCountsEveryMeasuredStepAndReadsTheServer) {
+  LoadOptions options = Options(StepKind::kChain, 2);
+  options.duration_s = 1.5;
+  const LoadResult result = load::RunLoad(client(), options, {});
+  ASSERT_EQ(result.series.size(), 2);  // 1 s and the last 0.5 s
+  EXPECT_TRUE(result.rates.empty());   // closed loop
+  int64_t steps = 0;
+  for (const load::SeriesPoint& point : result.series) {
+    steps += point.steps;
+    EXPECT_EQ(point.rate_per_s, 0);
+  }
+  EXPECT_EQ(steps, result.measured.steps + result.measured.errors());
+  EXPECT_TRUE(result.series[0].server_read);
+  EXPECT_GT(result.series[0].pool_rented_bytes, 0);           // the sessions' x tensors
+  EXPECT_EQ(result.series[0].arena_reserved_bytes, 2 << 20);  // a 1 MiB chunk each
 }
 
 TEST_F(LoadRunnerTest, UnreachableServerNamesTheSessionThatFailed) {
