@@ -57,10 +57,6 @@ inline std::string JsonText(const Json& value, int indent = -1) {
   return value.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-// `s` as a JSON string literal. Only client/load uses it; it goes when client/load writes its
-// report with nlohmann-json itself.
-inline std::string JsonString(std::string_view s) { return JsonText(Json(s)); }
-
 // `pairs` as one JSON object, in order ("machine": the facts of ReadLine and friends).
 inline Json Object(const std::vector<std::pair<std::string, std::string>>& pairs) {
   Json object = Json::object();
