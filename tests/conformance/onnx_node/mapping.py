@@ -1,0 +1,320 @@
+"""The one table from ONNX nodes to onemodeld operations (docs/protocol.md section 5).
+
+MAPPING[op_type] is an Entry: the tolerance family the results are checked with (see
+compare.py) and a translation that turns one ONNX node, with its test inputs, into a list of
+onemodeld operations whose last output is the node's output. A translation reads every
+attribute and input through Node, which remembers what was read: an attribute or input left
+unread, a second output, an input type the operation cannot take, or a value the translation
+cannot carry over raises NotExpressible with the reason, so nothing passes by being ignored.
+
+ONNX inputs that onemodeld takes as attributes (Reshape's shape, Slice's starts, the axes of
+opset 13) are read from the test's input values, as a converter reads a constant initializer.
+"""
+
+import math
+
+import numpy as np
+
+FLOAT = 1           # onnx.TensorProto.FLOAT
+STRING = 8          # never expressible: onemodeld has no string tensors (protocol.md 4.1)
+
+
+class NotExpressible(Exception):
+    """The node (its op, an attribute value, an input type or shape) has no onemodeld form."""
+
+
+class TensorInput:
+    """ONNX input `index`, sent inline with the Run as the test's TensorProto."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+class Node:
+    """One ONNX node with its test inputs (TensorProtos and numpy values, None where omitted)."""
+
+    def __init__(self, node, opset, protos, arrays, n_outputs):
+        import onnx.helper
+        self.op_type = node.op_type
+        self.opset = opset
+        self.protos = protos
+        self.arrays = arrays
+        self.n_outputs = n_outputs
+        self.attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        self._read_attrs = set()
+        self._read_inputs = set()
+
+    def attr(self, name, default=None):
+        """The attribute's value (bytes decoded), or `default` when absent."""
+        self._read_attrs.add(name)
+        v = self.attrs.get(name, default)
+        return v.decode() if isinstance(v, bytes) else v
+
+    def has_input(self, i):
+        return i < len(self.arrays) and self.arrays[i] is not None
+
+    def tensor(self, i, any_type=False):
+        """Input i as a tensor operand; onemodeld's operations compute on FLOAT only."""
+        if not self.has_input(i):
+            raise NotExpressible('input %d is required by the translation but omitted' % i)
+        self._read_inputs.add(i)
+        code = self.protos[i].data_type
+        if code == STRING or (not any_type and code != FLOAT):
+            raise NotExpressible('input %d is %s; onemodeld computes on FLOAT only'
+                                 % (i, type_name(code)))
+        return TensorInput(i)
+
+    def shape(self, i):
+        return tuple(int(d) for d in self.protos[i].dims)
+
+    def ints_input(self, i, default=None):
+        """Input i read as constant ints (it becomes an attribute), or `default` if omitted."""
+        if not self.has_input(i):
+            return default
+        self._read_inputs.add(i)
+        return [int(v) for v in np.asarray(self.arrays[i]).reshape(-1)]
+
+    def check_all_read(self):
+        for name in sorted(set(self.attrs) - self._read_attrs):
+            raise NotExpressible('attribute %s = %r has no onemodeld counterpart'
+                                 % (name, self.attrs[name]))
+        for i, a in enumerate(self.arrays):
+            if a is not None and i not in self._read_inputs:
+                raise NotExpressible('input %d has no onemodeld counterpart' % i)
+        if self.n_outputs != 1:
+            raise NotExpressible('%d outputs; onemodeld operations have one' % self.n_outputs)
+
+
+def type_name(code):
+    import onnx
+    return onnx.TensorProto.DataType.Name(code)
+
+
+def op(name, *inputs, **attrs):
+    """One onemodeld operation; an int input is the output of an earlier one of the list."""
+    return {'op': name, 'inputs': list(inputs), 'attrs': attrs}
+
+
+def _require(condition, reason):
+    if not condition:
+        raise NotExpressible(reason)
+
+
+# ---- translations ------------------------------------------------------------------------
+
+def same(name, any_type=False):
+    """ONNX op -> onemodeld op `name` with the same positional tensor inputs, no attributes."""
+    def translate(n):
+        return [op(name, *[n.tensor(i, any_type) for i in range(len(n.arrays))])]
+    return translate
+
+
+def chained(name, divide_by_count=False):
+    """A variadic ONNX op as a left fold of a binary one, as ONNX's reference computes it:
+    Sum is ((a + b) + c), Max is max(max(a, b), c); Mean divides the sum by the count."""
+    def translate(n):
+        _require(len(n.arrays) >= 1, 'no inputs')
+        ops = [op('Copy', n.tensor(0))] if len(n.arrays) == 1 else []
+        for i in range(1, len(n.arrays)):
+            ops.append(op(name, n.tensor(0) if i == 1 else len(ops) - 1, n.tensor(i)))
+        if divide_by_count:
+            ops.append(op('Div', len(ops) - 1, float(len(n.arrays))))
+        return ops
+    return translate
+
+
+def reciprocal(n):
+    return [op('Div', 1.0, n.tensor(0))]
+
+
+def max_pool(n):
+    x = n.tensor(0)
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has MaxPool2d (rank 4) only'
+             % len(n.shape(0)))
+    kernel = list(n.attr('kernel_shape'))
+    strides = list(n.attr('strides', [1, 1]))
+    _require(all(d == 1 for d in n.attr('dilations', [1, 1])), 'dilations other than 1')
+    _require(n.attr('ceil_mode', 0) == 0, 'ceil_mode = 1')
+    _require(n.attr('storage_order', 0) == 0, 'storage_order = 1')
+    pads = _pool_pads(n.attr('auto_pad', 'NOTSET'), n.attr('pads', [0, 0, 0, 0]),
+                      n.shape(0)[2:], kernel, strides)
+    _require(pads[:2] == pads[2:], 'asymmetric pads %s; MaxPool2d pads both sides alike' % pads)
+    _require(all(p < k for p, k in zip(pads, kernel)), 'pads %s not below the kernel %s'
+             % (pads, kernel))
+    return [op('MaxPool2d', x, kernel_shape=kernel, strides=strides, pads=pads[:2])]
+
+
+def _pool_pads(auto_pad, pads, spatial, kernel, strides):
+    """ONNX's pads [top, left, bottom, right] after auto_pad."""
+    if auto_pad in ('NOTSET', 'VALID'):
+        return [0, 0, 0, 0] if auto_pad == 'VALID' else list(pads)
+    total = [max((math.ceil(d / s) - 1) * s + k - d, 0) for d, k, s in zip(spatial, kernel, strides)]
+    small = [t // 2 for t in total]
+    big = [t - t // 2 for t in total]
+    return small + big if auto_pad == 'SAME_UPPER' else big + small
+
+
+def reduce(name):
+    """ReduceSum / ReduceMean: axes from the attribute (older opsets) or input 1 (opset 13
+    ReduceSum, opset 18); ONNX keeps dimensions by default, onemodeld does not."""
+    def translate(n):
+        x = n.tensor(0)
+        axes = n.attr('axes', None)
+        if axes is None:
+            axes = n.ints_input(1, [])
+        keepdims = n.attr('keepdims', 1)
+        if not axes and n.attr('noop_with_empty_axes', 0):
+            return [op('Copy', x)]
+        attrs = {'keepdims': keepdims}
+        if axes:
+            attrs['axes'] = list(axes)
+        return [op(name, x, **attrs)]
+    return translate
+
+
+def softmax(name):
+    """Opset 13 and later: along `axis`. Before 13 the input is seen as 2-D [prod(dims[:axis]),
+    prod(dims[axis:])] (axis default 1): Reshape, along the last axis, Reshape back."""
+    def translate(n):
+        x = n.tensor(0)
+        if n.opset >= 13:
+            return [op(name, x, axis=n.attr('axis', -1))]
+        shape = n.shape(0)
+        axis = n.attr('axis', 1) % max(len(shape), 1)
+        rows = int(np.prod(shape[:axis], dtype=np.int64))
+        return [op('Reshape', x, shape=[rows, -1]), op(name, 0, axis=-1),
+                op('Reshape', 1, shape=list(shape))]
+    return translate
+
+
+def cast(n):
+    to = n.attr('to')
+    _require(to != STRING, 'cast to STRING; onemodeld has no string tensors')
+    return [op('Cast', n.tensor(0, any_type=True), to=to)]
+
+
+def cast_like(n):
+    """CastLike takes the target type from input 1, whose values are not used."""
+    n.tensor(1, any_type=True)
+    return [op('Cast', n.tensor(0, any_type=True), to=n.protos[1].data_type)]
+
+
+def reshape(n):
+    """ONNX's 0 copies the input's extent unless allowzero = 1."""
+    x = n.tensor(0)
+    shape = n.ints_input(1)
+    allowzero = n.attr('allowzero', 0)
+    dims = n.shape(0)
+    shape = [dims[i] if s == 0 and not allowzero else s for i, s in enumerate(shape)]
+    return [op('Reshape', x, shape=shape)]
+
+
+def flatten(n):
+    x = n.tensor(0)
+    dims = n.shape(0)
+    axis = n.attr('axis', 1)
+    axis = axis + len(dims) if axis < 0 else axis
+    return [op('Reshape', x, shape=[int(np.prod(dims[:axis], dtype=np.int64)), -1])]
+
+
+def transpose(n):
+    x = n.tensor(0)
+    perm = n.attr('perm', list(reversed(range(len(n.shape(0))))))
+    return [op('Permute', x, perm=list(perm))]
+
+
+def expand(n):
+    """ONNX broadcasts both ways (a target extent 1 keeps the input's): onemodeld's Expand
+    takes the broadcast shape."""
+    x = n.tensor(0)
+    target = np.broadcast_shapes(n.shape(0), tuple(n.ints_input(1)))
+    return [op('Expand', x, shape=list(target))]
+
+
+def squeeze(n):
+    x = n.tensor(0)
+    axes = n.attr('axes', None)
+    if axes is None:
+        axes = n.ints_input(1)
+    return [op('Squeeze', x, axes=list(axes))] if axes else [op('Squeeze', x)]
+
+
+def unsqueeze(n):
+    """One Unsqueeze per axis, in increasing order of the output position."""
+    x = n.tensor(0)
+    axes = n.attr('axes', None)
+    if axes is None:
+        axes = n.ints_input(1)
+    rank = len(n.shape(0)) + len(axes)
+    ops = []
+    for a in sorted(d % rank for d in axes):
+        ops.append(op('Unsqueeze', x if not ops else len(ops) - 1, dim=a))
+    return ops
+
+
+def slice_(n):
+    """One Slice per listed axis; ONNX clamps like numpy, which is what Slice does."""
+    x = n.tensor(0)
+    starts, ends = n.ints_input(1), n.ints_input(2)
+    axes = n.ints_input(3, list(range(len(starts))))
+    steps = n.ints_input(4, [1] * len(starts))
+    ops = []
+    for a, b, e, s in zip(axes, starts, ends, steps):
+        ops.append(op('Slice', x if not ops else len(ops) - 1, dim=a, start=b, stop=e, step=s))
+    return ops or [op('Copy', x)]
+
+
+class Entry:
+    """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
+
+    def __init__(self, family, translate):
+        self.family = family
+        self.translate = translate
+
+
+MAPPING = {
+    'Add': Entry('exact', same('Add')),
+    'Sub': Entry('exact', same('Sub')),
+    'Mul': Entry('exact', same('Mul')),
+    'Div': Entry('exact', same('Div')),
+    'Max': Entry('exact', chained('Max')),
+    'Min': Entry('exact', chained('Min')),
+    'Sum': Entry('exact', chained('Add')),
+    'Mean': Entry('exact', chained('Add', divide_by_count=True)),
+    'Reciprocal': Entry('exact', reciprocal),
+    'Pow': Entry('Pow', same('Pow')),
+    'Neg': Entry('exact', same('Neg')),
+    'Abs': Entry('exact', same('Abs')),
+    'Sqrt': Entry('exact', same('Sqrt')),
+    'Relu': Entry('exact', same('Relu')),
+    'Exp': Entry('Exp', same('Exp')),
+    'Log': Entry('Log', same('Log')),
+    'Sigmoid': Entry('Sigmoid', same('Sigmoid')),
+    'Tanh': Entry('Tanh', same('Tanh')),
+    'MatMul': Entry('matmul', same('MatMul')),
+    'MaxPool': Entry('exact', max_pool),
+    'ReduceSum': Entry('reduction', reduce('Sum')),
+    'ReduceMean': Entry('reduction', reduce('Mean')),
+    'Softmax': Entry('reduction', softmax('Softmax')),
+    'LogSoftmax': Entry('reduction', softmax('LogSoftmax')),
+    'Cast': Entry('exact', cast),
+    'CastLike': Entry('exact', cast_like),
+    'Identity': Entry('exact', same('Copy', any_type=True)),
+    'Reshape': Entry('exact', reshape),
+    'Flatten': Entry('exact', flatten),
+    'Transpose': Entry('exact', transpose),
+    'Expand': Entry('exact', expand),
+    'Squeeze': Entry('exact', squeeze),
+    'Unsqueeze': Entry('exact', unsqueeze),
+    'Slice': Entry('exact', slice_),
+}
+
+
+def translate(node):
+    """The onemodeld operations for `node` (a Node) and its tolerance family, or NotExpressible."""
+    entry = MAPPING.get(node.op_type)
+    if entry is None:
+        raise NotExpressible('no onemodeld operation for %s' % node.op_type)
+    ops = entry.translate(node)
+    node.check_all_read()
+    return ops, entry.family
