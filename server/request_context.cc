@@ -130,8 +130,11 @@ void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status
                    .status = StatusCodeName(status.error_code()),
                    .duration = duration};
   if (call.work_start) fields.queued = *call.work_start - call.start;
+  // Serial 0: the call reached no session (CreateSession, Ping, an unknown id).
   const std::string named =
-      fmt::format("request {} {} session s{}", call.request_id, rpc, call.session_serial);
+      call.session_serial == 0
+          ? fmt::format("request {} {}", call.request_id, rpc)
+          : fmt::format("request {} {} session s{}", call.request_id, rpc, call.session_serial);
   if (!status.ok()) {
     const std::string message = RedactHandleTags(status.error_message());
     LogWithFields(spdlog::level::warn, fields,

@@ -36,6 +36,9 @@ struct SessionSnapshot {
   int64_t pool_buffers = 0;  // pool buffers the session holds
   int64_t pool_bytes = 0;
   int64_t memory_limit_bytes = 0;
+  // What the memory limit counts: buffers by their size class, arena chunks, handles, backward
+  // records and queued requests (at least pool_bytes + arena reserved bytes).
+  int64_t charged_bytes = 0;
   int64_t requests = 0;
   double idle_seconds = 0;  // since its last request started or ended
 };

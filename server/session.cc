@@ -68,6 +68,7 @@ void Session::Publish() {
   s.handles = handles_.size();
   s.pool_buffers = ledger_.rented_buffers();
   s.pool_bytes = ledger_.rented_bytes();
+  s.charged_bytes = budget_.used();
   s.requests = requests_;
   {
     std::lock_guard guard(published_mutex_);

@@ -61,6 +61,7 @@ json SessionsJson(const ServerSnapshot& server) {
     rows.push_back({{"session", "s" + std::to_string(s.serial)},
                     {"kernels", s.kernel_variant},
                     {"memory_bytes", MemoryBytes(s)},
+                    {"charged_bytes", s.charged_bytes},
                     {"memory_limit_bytes", s.memory_limit_bytes},
                     {"pool_bytes", s.pool_bytes},
                     {"arena_bytes", s.arena.reserved_bytes},

@@ -25,7 +25,7 @@ dt { color: #666; } dd { margin: 0; }
 <h1>onemodeld <span id="instance"></span></h1>
 <div id="updated">loading /status.json ...</div>
 <noscript>This page draws itself with JavaScript; the same figures are at
-<a href="/status.json">/status.json</a> and <a href="/metrics">/metrics</a>.</noscript>
+<a href="status.json">status.json</a> and <a href="metrics">metrics</a>.</noscript>
 <h2>Server</h2>
 <dl id="identity"></dl>
 <h2>Pool size classes</h2>
@@ -34,8 +34,9 @@ dt { color: #666; } dd { margin: 0; }
 <div class="note" id="pool-summary"></div>
 <h2>Sessions</h2>
 <div class="note" id="sessions-summary"></div>
-<table id="sessions"><thead><tr><th>session</th><th>kernels</th><th>memory</th><th>limit</th>
-<th>pool</th><th>arena</th><th>arena chunks</th><th>handles</th><th>requests</th><th>idle</th></tr></thead>
+<table id="sessions"><thead><tr><th>session</th><th>kernels</th><th>memory</th>
+<th title="what the session memory limit counts: buffers by size class, arena chunks, handles,
+backward records, queued requests">charged</th><th>limit</th><th>pool</th><th>arena</th><th>arena chunks</th><th>handles</th><th>requests</th><th>idle</th></tr></thead>
 <tbody></tbody></table>
 <h2>Requests</h2>
 <div class="note">Rates over the last refresh (since start on the first); percentiles since start,
@@ -135,8 +136,9 @@ function drawSessions(s) {
       s.open + " open (" + s.rows.length + " shown, most memory first), " + s.created +
       " created, " + s.closed + " closed, " + s.expired + " expired";
   fillRows("#sessions", s.rows.map(r => [r.session, r.kernels, bytes(r.memory_bytes),
-      bytes(r.memory_limit_bytes), bytes(r.pool_bytes), bytes(r.arena_bytes), r.arena_chunks,
-      r.handles, r.requests, seconds(r.idle_seconds)]), "session-row");
+      bytes(r.charged_bytes), bytes(r.memory_limit_bytes), bytes(r.pool_bytes),
+      bytes(r.arena_bytes), r.arena_chunks, r.handles, r.requests, seconds(r.idle_seconds)]),
+      "session-row");
 }
 
 function drawRpcs(rpcs, uptime, now) {
@@ -152,7 +154,7 @@ function drawRpcs(rpcs, uptime, now) {
 
 async function refresh() {
   try {
-    const reply = await fetch("/status.json", {cache: "no-store"});
+    const reply = await fetch("status.json", {cache: "no-store"});  // relative: a proxy may add a prefix
     const status = await reply.json();
     const now = Date.now();
     drawIdentity(status.server);

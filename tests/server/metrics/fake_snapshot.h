@@ -39,6 +39,7 @@ inline ServerSnapshot FakeSnapshot(int64_t base) {
     }
   }
   s.sessions.buffers_released_by_close = ++v;  // added later: last, so earlier values stay
+  for (SessionSnapshot& session : s.per_session) session.charged_bytes = ++v;
   return s;
 }
 

@@ -64,6 +64,8 @@ TEST(StatusJsonTest, SessionsByShortSerialWithTheMostMemoryFirst) {
   EXPECT_EQ(rows[0]["session"], "s9");
   EXPECT_EQ(rows[1]["session"], "s7");
   EXPECT_EQ(rows[1]["memory_bytes"], 1028 + 1020) << "pool bytes plus arena chunks";
+  EXPECT_EQ(rows[1]["charged_bytes"], FakeSnapshot(1000).per_session[0].charged_bytes)
+      << "what the memory limit counts, beside the memory";
   EXPECT_EQ(rows[1]["arena_chunks"], 1019);
   EXPECT_EQ(rows[1]["handles"], 1026);
   EXPECT_EQ(rows[1]["requests"], 1030);
@@ -101,7 +103,8 @@ TEST(StatusPageTest, ServedAtRootAndStatusBesideItsJson) {
         Exchange(exporter.port(), "GET " + std::string(path) + " HTTP/1.0\r\n\r\n");
     EXPECT_THAT(page, StartsWith("HTTP/1.1 200 OK\r\n")) << path;
     EXPECT_THAT(page, HasSubstr("\r\nContent-Type: text/html; charset=utf-8\r\n")) << path;
-    EXPECT_THAT(page, HasSubstr("fetch(\"/status.json\"")) << path;
+    // Relative, so the page works when a proxy serves it under a path prefix.
+    EXPECT_THAT(page, HasSubstr("fetch(\"status.json\"")) << path;
     std::string links = page;  // less the SVG namespace, which names no place to fetch
     for (size_t at; (at = links.find("http://www.w3.org/2000/svg")) != std::string::npos;) {
       links.erase(at, 26);

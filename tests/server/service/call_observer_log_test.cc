@@ -66,6 +66,17 @@ TEST_F(CallObserverLog, AFailureIsLoggedWithItsFieldsAndTheTextStaysAsItWas) {
   EXPECT_FALSE(line.contains("queued_ms")) << "the call did not wait for its session";
 }
 
+TEST_F(CallObserverLog, ACallThatReachedNoSessionNamesNone) {
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0));
+  const FinishedCall call{.method = 0, .start = steady_clock::now(), .request_id = "r2"};
+  const grpc::Status status(grpc::StatusCode::UNAVAILABLE, "shutting down");
+  EXPECT_TRUE(Logged(observer, call, status, "text")
+                  .ends_with(" warning request r2 Ping failed: UNAVAILABLE: shutting down\n"));
+  const std::vector<nlohmann::json> lines = JsonLines(Logged(observer, call, status, "json"));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_FALSE(lines[0].contains("session"));
+}
+
 TEST_F(CallObserverLog, ASlowCallIsLoggedWithItsTimeSplit) {
   const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(60'000));
   const steady_clock::time_point start = steady_clock::now() - milliseconds(61'000);

@@ -7,6 +7,7 @@
 
 #include "core/autograd/backward_record.h"
 #include "core/kernels/kernel_set.h"
+#include "core/memory/size_class.h"
 #include "core/ops/elementwise.h"
 #include "server/rpc_error.h"
 #include "server/session.h"
@@ -80,6 +81,25 @@ TEST_F(SessionChargeTest, HandlesAndRecordsAreChargedAndCloseGivesEverythingBack
   done.get_future().wait();
   EXPECT_EQ(session.budget().used(), 0);
   EXPECT_EQ(server_.used(), 0);
+}
+
+TEST_F(SessionChargeTest, TheSnapshotShowsWhatTheLimitCountsBesideTheMemory) {
+  Session session(Options(int64_t{1} << 20), pool_, &server_, workers_);
+  std::promise<void> done;
+  session.strand().Post([&] {
+    Tensor x = Tensor::Empty(Shape{650}, DType::kFloat, session.ledger());  // 2600 B
+    session.handles().Add(x, Placement::kPool, true);
+    session.Publish();
+    const SessionSnapshot s = session.Snapshot();
+    EXPECT_EQ(s.pool_bytes, 2600);
+    EXPECT_EQ(s.charged_bytes, session.budget().used());
+    EXPECT_EQ(s.charged_bytes, SizeClassBytes(2600) + HandleTable::kEntryBytes)
+        << "the buffer's size class and the handle, where the memory shows 2600 B";
+    EXPECT_GT(SizeClassBytes(2600), 2600);
+    session.Close();
+    done.set_value();
+  });
+  done.get_future().wait();
 }
 
 }  // namespace
