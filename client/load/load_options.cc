@@ -129,18 +129,18 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       app.add_option("--requests", options.requests,
                      "closed loop: stop after this many requests after warm-up (whole steps)")
           ->check(WholeIn(1, kMaxRequests, "requests"));
-  auto* duration = app.add_option("--duration", options.duration_s,
-                                  "seconds of load after warm-up (when --requests is not given); "
-                                  "with --sweep, of each rate")
-                       ->check(NumberIn(0, true, kMaxSeconds,
-                                        "a positive number of seconds up to 86400 (a day)",
-                                        "0<S<=86400"))
-                       ->capture_default_str();
+  auto* duration =
+      app.add_option("--duration", options.duration_s,
+                     "seconds of load after warm-up (when --requests is not given); "
+                     "with --sweep, of each rate")
+          ->check(NumberIn(0, true, kMaxSeconds, "a positive number of seconds up to 86400 (a day)",
+                           "0<S<=86400"))
+          ->capture_default_str();
   app.add_option("--warmup", options.warmup_s,
                  "seconds of unmeasured steps first (0: none; above 0, each session runs at "
                  "least one)")
-      ->check(NumberIn(0, false, kMaxSeconds, "0 or a positive number of seconds up to 86400 (a day)",
-                       "0<=S<=86400"))
+      ->check(NumberIn(0, false, kMaxSeconds,
+                       "0 or a positive number of seconds up to 86400 (a day)", "0<=S<=86400"))
       ->capture_default_str();
   app.add_option("--json", options.json_path,
                  "also write the report as JSON to FILE ('-': stdout)");

@@ -142,7 +142,8 @@ TEST(LoadOptionsTest, NonFiniteAndHugeNumbersAreRefusedWithReadableMessages) {
   for (const char* value : {"nan", "inf", "-inf", "1e300", "1e400", "1000001", "0", "-1", "x"}) {
     EXPECT_THAT(ParseError({"--rate", value}),
                 HasSubstr("--rate: must be a positive number of requests per second up to "
-                          "1000000, not '" + std::string(value) + "'"));
+                          "1000000, not '" +
+                          std::string(value) + "'"));
   }
   for (const char* value : {"nan", "inf", "1e12", "86401", "0"}) {
     EXPECT_THAT(ParseError({"--duration", value}),

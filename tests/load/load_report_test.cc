@@ -227,7 +227,8 @@ TEST(LoadReportTest, ArenaTableMarksUnreadableStatisticsLikeThePoolTable) {
   LoadResult result = SampleResult();
   result.end = UnreadableSample("Stats failed: UNAVAILABLE: the server died");
   const std::string table = FormatTable(result);
-  EXPECT_THAT(table, HasSubstr("growth events                  40              ?              ?\n"));
+  EXPECT_THAT(table,
+              HasSubstr("growth events                  40              ?              ?\n"));
   EXPECT_THAT(table, Not(HasSubstr("-40")));
   result = SampleResult();
   result.after_warmup = UnreadableSample("Stats failed: DEADLINE_EXCEEDED");
