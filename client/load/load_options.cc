@@ -1,11 +1,44 @@
 #include "client/load/load_options.h"
 
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
 #include "client/load/sweep.h"
 
 namespace onemodel::load {
+
+namespace {
+
+// A check that a flag's value is a finite number from `low` (excluded when `low_excluded`) to
+// `high`. Its error reads "--flag: must be <rule>, not '<value>'"; the help shows `range`.
+CLI::Validator NumberIn(double low, bool low_excluded, double high, const std::string& rule,
+                        const std::string& range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        size_t used = 0;
+        double value = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;  // not a number, or beyond a double
+        }
+        const bool ok = used > 0 && used == text.size() && std::isfinite(value) &&
+                        (low_excluded ? value > low : value >= low) && value <= high;
+        return ok ? "" : "must be " + rule + ", not '" + text + "'";
+      },
+      range);
+}
+
+// A check that a flag's value is a whole number from `low` to `high` ("a number of <what>").
+CLI::Validator WholeIn(int64_t low, int64_t high, const std::string& what) {
+  const std::string from = std::to_string(low);
+  const std::string to = std::to_string(high);
+  return NumberIn(static_cast<double>(low), false, static_cast<double>(high),
+                  "a number of " + what + " from " + from + " to " + to, from + ".." + to);
+}
+
+}  // namespace
 
 std::string_view StepName(StepKind step) {
   switch (step) {
@@ -29,7 +62,7 @@ std::vector<double> PhaseRates(const LoadOptions& options) {
 void AddLoadFlags(CLI::App& app, LoadOptions& options) {
   cli::AddConnectionFlags(app, options.connection);
   app.add_option("--sessions", options.sessions, "concurrent sessions, one thread each")
-      ->check(CLI::Range(1, 4096))
+      ->check(WholeIn(1, 4096, "sessions"))
       ->capture_default_str();
   const std::map<std::string, v1::KernelChoice> kernels = {{"fast", v1::KERNEL_CHOICE_FAST},
                                                            {"exact", v1::KERNEL_CHOICE_EXACT}};
@@ -45,30 +78,33 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
       ->transform(CLI::CheckedTransformer(steps, CLI::ignore_case))
       ->option_text("mlp|chain|transfer (default mlp)");
   auto* batch = app.add_option("--batch", options.batch, "mlp: rows of the input")
-                    ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+                    ->check(WholeIn(1, int64_t{1} << 20, "rows"))
                     ->capture_default_str();
   auto* width =
       app.add_option("--width", options.width, "mlp: features of the input and both layers")
-          ->check(CLI::Range(int64_t{1}, int64_t{1} << 14))
+          ->check(WholeIn(1, int64_t{1} << 14, "features"))
           ->capture_default_str();
   auto* size = app.add_option("--size", options.size, "chain: elements of the tensor")
-                   ->check(CLI::Range(int64_t{1}, int64_t{1} << 28))
+                   ->check(WholeIn(1, int64_t{1} << 28, "elements"))
                    ->capture_default_str();
   auto* length =
       app.add_option("--chain-length", options.chain_length, "chain: operations per step")
-          ->check(CLI::Range(1, 4096))
+          ->check(WholeIn(1, 4096, "operations"))
           ->capture_default_str();
   auto* transfer =
       app.add_option("--transfer-bytes", options.transfer_bytes,
-                     "transfer: bytes put and got per step (a multiple of 4: float32 elements)")
-          ->check(CLI::Range(int64_t{4}, int64_t{1} << 31))
+                     "transfer: bytes put and got per step (a multiple of 4: float32 elements; "
+                     "at most 2147483644, the server's largest single buffer)")
+          ->check(WholeIn(4, kMaxTransferBytes, "bytes"))
           ->capture_default_str();
   auto* rate = app.add_option("--rate", options.rate,
                               "open loop: steps arrive at this many requests/s in all, whatever "
                               "the server does; latency counts from each step's intended send "
                               "time, and at most --sessions steps are outstanding (arrivals "
                               "still waiting at the end are counted as unsent)")
-                   ->check(CLI::PositiveNumber);
+                   ->check(NumberIn(0, true, kMaxRatePerS,
+                                    "a positive number of requests per second up to 1000000",
+                                    "0<R<=1000000"));
   auto* sweep = app.add_option_function<std::string>(
                        "--sweep",
                        [&options](const std::string& text) {
@@ -78,26 +114,33 @@ void AddLoadFlags(CLI::App& app, LoadOptions& options) {
                            throw CLI::ValidationError(e.what());
                          }
                        },
-                       "open loop at STEPS rates from FROM to TO requests/s (log-spaced), "
+                       "open loop at STEPS (2 to 100) rates from FROM to TO requests/s "
+                       "(0 < FROM < TO <= 1000000, log-spaced), "
                        "--duration each, then the knee: the highest rate held with p99 under "
                        "--p99-bound-ms")
                     ->option_text("FROM:TO:STEPS");
   auto* bound = app.add_option("--p99-bound-ms", options.p99_bound_ms,
                                "--sweep: the p99 step latency a rate must stay under")
-                    ->check(CLI::PositiveNumber)
+                    ->check(NumberIn(0, true, kMaxSeconds * 1e3,
+                                     "a positive number of milliseconds up to 86400000 (a day)",
+                                     "0<MS<=86400000"))
                     ->capture_default_str();
   auto* requests =
       app.add_option("--requests", options.requests,
                      "closed loop: stop after this many requests after warm-up (whole steps)")
-          ->check(CLI::PositiveNumber);
-  auto* duration = app.add_option("--duration", options.duration_s,
-                                  "seconds of load after warm-up (when --requests is not given); "
-                                  "with --sweep, of each rate")
-                       ->check(CLI::PositiveNumber)
-                       ->capture_default_str();
+          ->check(WholeIn(1, kMaxRequests, "requests"));
+  auto* duration =
+      app.add_option("--duration", options.duration_s,
+                     "seconds of load after warm-up (when --requests is not given); "
+                     "with --sweep, of each rate")
+          ->check(NumberIn(0, true, kMaxSeconds, "a positive number of seconds up to 86400 (a day)",
+                           "0<S<=86400"))
+          ->capture_default_str();
   app.add_option("--warmup", options.warmup_s,
-                 "seconds of unmeasured steps first (each session runs at least one)")
-      ->check(CLI::NonNegativeNumber)
+                 "seconds of unmeasured steps first (0: none; above 0, each session runs at "
+                 "least one)")
+      ->check(NumberIn(0, false, kMaxSeconds,
+                       "0 or a positive number of seconds up to 86400 (a day)", "0<=S<=86400"))
       ->capture_default_str();
   app.add_option("--json", options.json_path,
                  "also write the report as JSON to FILE ('-': stdout)");

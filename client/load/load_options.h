@@ -46,6 +46,14 @@ struct LoadOptions {
   bool check = false;         // exit 1 unless no errors and memory stayed flat after warm-up
 };
 
+// The largest --transfer-bytes: the server's largest single buffer (2^31 - 1 bytes) rounded
+// down to whole float32 elements.
+inline constexpr int64_t kMaxTransferBytes = 2147483644;
+// The longest --duration and --warmup: one day.
+inline constexpr double kMaxSeconds = 86400;
+// The most --requests (a closed loop counts them in an int64_t, a step at a time).
+inline constexpr int64_t kMaxRequests = 1'000'000'000'000;
+
 // "mlp", "chain" or "transfer".
 std::string_view StepName(StepKind step);
 // Requests one step makes (2 for mlp and transfer, 1 for chain).

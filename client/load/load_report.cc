@@ -189,14 +189,19 @@ std::string Format(const char* format, Args... args) {
   return line;
 }
 
+// A rate per second: one decimal, or three significant digits below 1 (0.001, not 0.0).
+std::string Rate(double per_s) {
+  return per_s >= 1 || per_s == 0 ? Format("%.1f", per_s) : Format("%.3g", per_s);
+}
+
 // How the steps were sent: "closed loop ..." or "open loop at ...".
 std::string LoopDescription(const LoadOptions& options) {
   if (!options.sweep.empty()) {
-    return Format("open-loop sweep of %zu rates from %.1f to %.1f requests/s, %.1f s each",
-                  options.sweep.size(), options.sweep.front(), options.sweep.back(),
-                  options.duration_s);
+    return Format("open-loop sweep of %zu rates from %s to %s requests/s, %.1f s each",
+                  options.sweep.size(), Rate(options.sweep.front()).c_str(),
+                  Rate(options.sweep.back()).c_str(), options.duration_s);
   }
-  if (options.rate > 0) return Format("open loop at %.1f requests/s", options.rate);
+  if (options.rate > 0) return "open loop at " + Rate(options.rate) + " requests/s";
   return "closed loop (each session sends its next step when the last one answered)";
 }
 
@@ -230,8 +235,8 @@ std::string RatesTable(const LoadResult& result) {
   std::string text = Format("\n%12s %12s %9s %9s %9s %12s %12s\n", "rate req/s", "achieved",
                             "steps", "unsent", "errors", "step p50 ms", "step p99 ms");
   for (const RatePhase& phase : result.rates) {
-    text += Format("%12.1f %12.1f %9lld %9lld %9lld %12.3f %12.3f\n", phase.rate_per_s,
-                   PerSecond(phase.log.requests(), phase.seconds),
+    text += Format("%12s %12s %9lld %9lld %9lld %12.3f %12.3f\n", Rate(phase.rate_per_s).c_str(),
+                   Rate(PerSecond(phase.log.requests(), phase.seconds)).c_str(),
                    static_cast<long long>(phase.log.steps), static_cast<long long>(phase.unsent),
                    static_cast<long long>(phase.log.errors()),
                    phase.log.step_latency.PercentileMicros(50) / 1e3,
@@ -254,9 +259,9 @@ std::string RatesTable(const LoadResult& result) {
         Format("knee: above the sweep: every rate held p99 <= %g ms; sweep higher rates\n", bound);
   } else {
     text += Format(
-        "knee: %.1f requests/s (the highest rate held with p99 <= %g ms and no "
+        "knee: %s requests/s (the highest rate held with p99 <= %g ms and no "
         "errors)\n",
-        knee.rate_per_s, bound);
+        Rate(knee.rate_per_s).c_str(), bound);
   }
   return text;
 }
@@ -285,10 +290,10 @@ std::string FormatTable(const LoadResult& result) {
       result.seconds, static_cast<long long>(log.requests()), static_cast<long long>(log.errors()),
       result.warmup_seconds, static_cast<long long>(result.warmup.requests()));
   text += Format("%-16s %14s %14s\n", "", "count", "per second");
-  text += Format("%-16s %14lld %14.1f\n", "requests", static_cast<long long>(log.requests()),
-                 PerSecond(log.requests(), result.seconds));
-  text += Format("%-16s %14lld %14.1f\n", "steps", static_cast<long long>(log.steps),
-                 PerSecond(log.steps, result.seconds));
+  text += Format("%-16s %14lld %14s\n", "requests", static_cast<long long>(log.requests()),
+                 Rate(PerSecond(log.requests(), result.seconds)).c_str());
+  text += Format("%-16s %14lld %14s\n", "steps", static_cast<long long>(log.steps),
+                 Rate(PerSecond(log.steps, result.seconds)).c_str());
   text += Format("%-16s %14lld", "errors", static_cast<long long>(log.errors()));
   for (int code = 1; code < kStatusCodeCount; ++code) {
     if (log.by_code[code] > 0) {
@@ -311,11 +316,17 @@ std::string FormatTable(const LoadResult& result) {
     text += "\n";
   }
   text += Format("\n%-18s %14s %14s %14s\n", "arenas (all)", "after warm-up", "end", "delta");
+  const bool warm_read = result.after_warmup.ok;
+  const bool end_read = result.end.ok;
   for (const auto& f : kSessionFields) {
     const int64_t warm = Total(result.after_warmup.sessions, f);
     const int64_t end = Total(result.end.sessions, f);
-    text += Format("%-18s %14lld %14lld %+14lld\n", f.label, static_cast<long long>(warm),
-                   static_cast<long long>(end), static_cast<long long>(end - warm));
+    text += Format("%-18s", f.label);
+    text += warm_read ? Format(" %14lld", static_cast<long long>(warm)) : Format(" %14s", "?");
+    text += end_read ? Format(" %14lld", static_cast<long long>(end)) : Format(" %14s", "?");
+    text += warm_read && end_read ? Format(" %+14lld", static_cast<long long>(end - warm))
+                                  : Format(" %14s", "?");
+    text += "\n";
   }
   for (const ServerSample* s : samples) {
     if (!s->ok) text += "statistics unavailable: " + s->error + "\n";

@@ -10,8 +10,9 @@
 //   onemodel-load --sessions 8 --sweep 100:20000:8 --duration 5 --p99-bound-ms 20
 //       --json sweep.json --csv sweep.csv    (one command)
 //
-// Exit codes: 0 done (and the --check passed), 1 the --check failed, 2 a usage error, 3 the
-// load could not start (server unreachable, session creation refused, ...).
+// Exit codes: 0 done (and the --check passed), 1 the --check failed, 2 a usage error (a --json
+// or --csv file that cannot be created included: checked before the run), 3 the load could not
+// start (server unreachable, session creation refused, ...) or its report not be written.
 #include <unistd.h>
 
 #include <cstdio>
@@ -27,17 +28,36 @@ namespace {
 
 using namespace onemodel::load;
 
-// Writes `text` to `path` ("-": stdout), given by `flag`; false, with a message, when the file
-// cannot be written.
-bool WriteOutput(const char* flag, const std::string& path, const std::string& text) {
-  if (path == "-") {
+// A --json or --csv output: stdout ("-") or a file opened before the run, so that a path that
+// cannot be written fails at once rather than after a long run.
+struct Output {
+  const char* flag;
+  std::string path;  // empty: none
+  std::ofstream file;
+};
+
+void CannotWrite(const Output& out) {
+  std::cerr << "onemodel-load: cannot write the " << out.flag << " file '" << out.path
+            << "': check that its directory exists and is writable\n";
+}
+
+// Opens the file of `out` (when it names one); false, with a message, when it cannot.
+bool Open(Output& out) {
+  if (out.path.empty() || out.path == "-") return true;
+  out.file.open(out.path);
+  if (!out.file) CannotWrite(out);
+  return static_cast<bool>(out.file);
+}
+
+// Writes `text` to `out` (nothing when it has no path); false, with a message, on failure.
+bool Write(Output& out, const std::string& text) {
+  if (out.path.empty()) return true;
+  if (out.path == "-") {
     std::cout << text << std::flush;
     return true;
   }
-  std::ofstream out(path);
-  if (!(out << text) || !out.flush()) {
-    std::cerr << "onemodel-load: cannot write the " << flag << " file '" << path
-              << "': check that its directory exists and is writable\n";
+  if (!(out.file << text) || !out.file.flush()) {
+    CannotWrite(out);
     return false;
   }
   return true;
@@ -59,6 +79,9 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  Output json{"--json", options.json_path, {}};
+  Output csv{"--csv", options.csv_path, {}};
+  if (!Open(json) || !Open(csv)) return 2;
   const bool progress = options.progress > 0 || (options.progress == 0 && isatty(STDERR_FILENO));
   ProgressCallback on_progress;
   if (progress) {
@@ -79,12 +102,6 @@ int main(int argc, char** argv) {
   if (progress) std::fputc('\n', stderr);
   // With the JSON on stdout, the table goes to stderr so that stdout stays parseable.
   (options.json_path == "-" ? std::cerr : std::cout) << FormatTable(result) << std::flush;
-  if (!options.json_path.empty() && !WriteOutput("--json", options.json_path, FormatJson(result))) {
-    return 3;
-  }
-  if (!options.csv_path.empty() &&
-      !WriteOutput("--csv", options.csv_path, FormatCsv(result.series))) {
-    return 3;
-  }
+  if (!Write(json, FormatJson(result)) || !Write(csv, FormatCsv(result.series))) return 3;
   return options.check && !CheckFailures(result).empty() ? 1 : 0;
 }

@@ -28,6 +28,8 @@ int64_t RunOpenLoop(ArrivalSchedule& schedule, LoadClock& clock,
     send(*intended);
     ++sent;
   }
+  // The phase lasts its whole time even when its last arrival came early (a low rate).
+  clock.SleepUntil(schedule.end());
   return sent;
 }
 

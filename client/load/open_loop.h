@@ -49,8 +49,8 @@ class ArrivalSchedule {
 
 // One session's share of an open-loop phase: claims arrivals from `schedule`, sleeps on
 // `clock` until each one's intended time and calls `send` with it, until the schedule has no
-// more or `clock` is past the end (the arrival claimed then is not sent). Returns the number
-// of arrivals sent.
+// more or `clock` is past the end (the arrival claimed then is not sent); then waits for the
+// end, so that the phase lasts its whole time at any rate. Returns the number of arrivals sent.
 int64_t RunOpenLoop(ArrivalSchedule& schedule, LoadClock& clock,
                     const std::function<void(LoadClock::TimePoint intended)>& send);
 

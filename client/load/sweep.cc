@@ -38,6 +38,11 @@ std::vector<double> ParseSweep(std::string_view text) {
   if (from <= 0 || to <= from) {
     throw std::invalid_argument("--sweep's rates must rise from above 0: FROM < TO");
   }
+  if (to > kMaxRatePerS) {
+    throw std::invalid_argument("--sweep's rates must be at most " +
+                                std::to_string(static_cast<int64_t>(kMaxRatePerS)) +
+                                " requests/s: lower TO");
+  }
   if (steps != std::floor(steps) || steps < 2 || steps > 100) {
     throw std::invalid_argument("--sweep's STEPS must be a whole number from 2 to 100");
   }

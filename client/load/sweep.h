@@ -14,7 +14,10 @@
 
 namespace onemodel::load {
 
-// The rates "R1:R2:N" names (0 < R1 < R2, 2 <= N <= 100), ascending; throws
+// The highest arrival rate of --rate and --sweep, in requests/s.
+inline constexpr double kMaxRatePerS = 1e6;
+
+// The rates "R1:R2:N" names (0 < R1 < R2 <= kMaxRatePerS, 2 <= N <= 100), ascending; throws
 // std::invalid_argument saying what is wrong.
 std::vector<double> ParseSweep(std::string_view text);
 

@@ -73,7 +73,7 @@ void TimeSeries::RecordStep(LoadClock::TimePoint end, std::chrono::nanoseconds l
   std::lock_guard lock(mutex_);
   SeriesPoint* point = PointAt(end);
   if (point == nullptr) return;
-  ++point->steps;
+  if (errors == 0) ++point->steps;  // as RequestLog::steps: the steps that succeeded
   point->requests += requests;
   point->errors += errors;
   point->step_latency.Record(latency);

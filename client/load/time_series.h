@@ -32,9 +32,9 @@ struct SeriesPoint {
   double rate_per_s = 0;  // the phase's arrival rate in requests/s; 0 for a closed loop
   double t_s = 0;         // start, in seconds from the start of the first phase
   double seconds = 1;     // length: 1, except for a phase's last part (0.1 s to 1.1 s)
-  int64_t steps = 0;      // steps that ended in it
-  int64_t requests = 0;   // their requests
-  int64_t errors = 0;     // their failed requests
+  int64_t steps = 0;      // steps that ended in it with every request answered OK
+  int64_t requests = 0;   // the requests of every step that ended in it, failed ones included
+  int64_t errors = 0;     // of them, the failed ones
   LatencyHistogram step_latency;
   bool server_read = false;  // the server's statistics were read in this second
   int64_t pool_rented_bytes = 0;
@@ -50,7 +50,8 @@ class TimeSeries {
   // Ends the current phase at `end` (its last part gets its real length, a part under 0.1 s
   // joining the one before).
   void EndPhase(LoadClock::TimePoint end);
-  // Counts a step that ended at `end`, `latency` after its start.
+  // Counts a step that ended at `end`, `latency` after its start, making `requests` of which
+  // `errors` failed (it counts in `steps` only when none did; its latency counts either way).
   void RecordStep(LoadClock::TimePoint end, std::chrono::nanoseconds latency, int64_t requests,
                   int64_t errors);
   // Keeps the pool and arena bytes of `sample` (read at `at`) for its second, when it was read.
@@ -75,7 +76,8 @@ class TimeSeries {
 };
 
 // The CSV of `points`, a header line then one line per point: phase, rate_per_s, t_s, seconds,
-// requests_per_s, steps_per_s, errors, p50_ms, p99_ms (of the steps), pool_rented_bytes,
+// requests_per_s (failed ones included), steps_per_s (the steps that succeeded, as the report's
+// "steps"), errors (failed requests), p50_ms, p99_ms (of every step), pool_rented_bytes,
 // pool_idle_bytes, arena_reserved_bytes (the last three empty when not read that second).
 std::string FormatCsv(const std::vector<SeriesPoint>& points);
 

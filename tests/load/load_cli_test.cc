@@ -17,6 +17,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The number `key` of the object `value` (a missing key fails the test with json's message).
 double Number(const json& value, const std::string& key) { return value.at(key).get<double>(); }
@@ -108,6 +109,34 @@ TEST_F(LoadCliTest, ForcedProgressDrawsTheBarOnStderr) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.err, HasSubstr("warm-up ["));
   EXPECT_THAT(result.err, HasSubstr("load    [####################] 100%"));
+}
+
+TEST_F(LoadCliTest, ALowRateRunsTheWholeDurationAndReportsItsRate) {
+  // One chain step (1 request) due in the second: the run still lasts the second.
+  const CommandResult result =
+      Load(server().grpc_address(), {"--sessions", "1", "--step", "chain", "--rate", "0.001",
+                                     "--duration", "1", "--warmup", "0", "--json", "-"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json root = ParseJson(result.out);
+  EXPECT_EQ(Number(root, "requests"), 1);
+  EXPECT_GE(Number(root, "seconds"), 1.0);
+  EXPECT_LE(Number(root, "requests_per_s"), 1.0);
+  const json& rate = root.at("rates").at(0);
+  EXPECT_EQ(Number(rate, "due_steps"), 1);
+  EXPECT_GE(Number(rate, "seconds"), 1.0);
+  EXPECT_THAT(result.err, HasSubstr("open loop at 0.001 requests/s"));
+}
+
+TEST(LoadCliExitTest, UnwritableOutputsAreRefusedBeforeTheRun) {
+  for (const char* flag : {"--json", "--csv"}) {
+    // The server is unreachable: had the run started, it would exit 3 naming the session.
+    const CommandResult result =
+        Load("127.0.0.1:1", {"--duration", "1", flag, "/nonexistent-dir/out.txt"});
+    EXPECT_EQ(result.exit_code, 2) << flag;
+    EXPECT_THAT(result.err, HasSubstr("cannot write the " + std::string(flag) +
+                                      " file '/nonexistent-dir/out.txt'"));
+    EXPECT_THAT(result.err, Not(HasSubstr("setting up session")));
+  }
 }
 
 TEST(LoadCliExitTest, FailedRequestsFailTheCheckWithExitOne) {

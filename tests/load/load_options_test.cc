@@ -11,6 +11,7 @@ namespace onemodel::load {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Parses `args` (without the program name) into `options`.
 void Parse(std::vector<std::string> args, LoadOptions& options) {
@@ -135,6 +136,56 @@ TEST(LoadOptionsTest, OutOfRangeValuesAreRefused) {
   EXPECT_THAT(ParseError({"--warmup", "-1"}), HasSubstr("--warmup"));
   EXPECT_THAT(ParseError({"--step", "conv"}), HasSubstr("--step"));
   EXPECT_THAT(ParseError({"--kernels", "turbo"}), HasSubstr("--kernels"));
+}
+
+TEST(LoadOptionsTest, NonFiniteAndHugeNumbersAreRefusedWithReadableMessages) {
+  for (const char* value : {"nan", "inf", "-inf", "1e300", "1e400", "1000001", "0", "-1", "x"}) {
+    EXPECT_THAT(ParseError({"--rate", value}),
+                HasSubstr("--rate: must be a positive number of requests per second up to "
+                          "1000000, not '" +
+                          std::string(value) + "'"));
+  }
+  for (const char* value : {"nan", "inf", "1e12", "86401", "0"}) {
+    EXPECT_THAT(ParseError({"--duration", value}),
+                HasSubstr("--duration: must be a positive number of seconds up to 86400"));
+  }
+  for (const char* value : {"nan", "inf", "1e12", "-1"}) {
+    EXPECT_THAT(ParseError({"--warmup", value}),
+                HasSubstr("--warmup: must be 0 or a positive number of seconds up to 86400"));
+  }
+  EXPECT_THAT(ParseError({"--sweep", "1e15:1e300:2"}), HasSubstr("at most 1000000 requests/s"));
+  EXPECT_THAT(ParseError({"--sweep", "10:100:2", "--p99-bound-ms", "nan"}),
+              HasSubstr("--p99-bound-ms: must be a positive number of milliseconds"));
+  EXPECT_THAT(ParseError({"--requests", "0"}),
+              HasSubstr("--requests: must be a number of requests from 1 to 1000000000000"));
+  EXPECT_THAT(ParseError({"--sessions", "0"}),
+              HasSubstr("--sessions: must be a number of sessions from 1 to 4096, not '0'"));
+  // No message spells out the largest double.
+  EXPECT_THAT(ParseError({"--p99-bound-ms", "0"}), Not(HasSubstr("179769")));
+  LoadOptions options;
+  Parse({"--rate", "1e6", "--duration", "86400", "--warmup", "0"}, options);
+  EXPECT_EQ(options.rate, 1e6);
+  EXPECT_EQ(options.duration_s, 86400);
+}
+
+TEST(LoadOptionsTest, TransferBytesStopAtTheServersLargestBuffer) {
+  LoadOptions options;
+  Parse({"--step", "transfer", "--transfer-bytes", "2147483644"}, options);
+  EXPECT_EQ(options.transfer_bytes, 2147483644);
+  EXPECT_THAT(ParseError({"--step", "transfer", "--transfer-bytes", "2147483648"}),
+              HasSubstr("must be a number of bytes from 4 to 2147483644"));
+}
+
+TEST(LoadOptionsTest, HelpStatesTheRangesAndWhatWarmupZeroMeans) {
+  CLI::App app("test");
+  LoadOptions options;
+  AddLoadFlags(app, options);
+  const std::string help = app.help();
+  EXPECT_THAT(help, HasSubstr("STEPS (2 to 100)"));
+  EXPECT_THAT(help, HasSubstr("0: none; above 0, each session runs at least one"));
+  EXPECT_THAT(help, HasSubstr("0<R<=1000000"));
+  EXPECT_THAT(help, HasSubstr("2147483644, the server's largest single buffer"));
+  EXPECT_THAT(help, Not(HasSubstr("POSITIVE")));
 }
 
 TEST(LoadOptionsTest, StepNamesAndRequestsPerStep) {

@@ -107,6 +107,28 @@ TEST(LoadReportTest, TableListsTheRatesAndTheKnee) {
   EXPECT_THAT(FormatTable(result), HasSubstr("knee: not found: the lowest rate broke"));
 }
 
+TEST(LoadReportTest, LowRatesKeepTheirDigits) {
+  LoadResult result = SampleResult();
+  result.options.rate = 0.001;
+  result.seconds = 3;
+  result.measured = RequestLog();
+  result.measured.by_code[grpc::StatusCode::OK] = 2;
+  result.measured.steps = 1;
+  RatePhase phase;
+  phase.rate_per_s = 0.001;
+  phase.seconds = 3;
+  phase.log = result.measured;
+  result.rates = {phase};
+  const std::string table = FormatTable(result);
+  EXPECT_THAT(table, HasSubstr("open loop at 0.001 requests/s"));
+  EXPECT_THAT(table, HasSubstr("requests                      2          0.667\n"));
+  EXPECT_THAT(table, HasSubstr("steps                         1          0.333\n"));
+  EXPECT_THAT(table, HasSubstr("       0.001        0.667         1"));
+  result.options.rate = 0;
+  result.options.sweep = {0.01, 0.1};
+  EXPECT_THAT(FormatTable(result), HasSubstr("sweep of 2 rates from 0.01 to 0.1 requests/s"));
+}
+
 TEST(LoadReportTest, JsonDescribesTheConfiguration) {
   const json root = ParseJson(FormatJson(SampleResult()));
   const json& config = root.at("config");
@@ -199,6 +221,19 @@ TEST(LoadReportTest, TableMarksUnreadableStatistics) {
   EXPECT_THAT(table, HasSubstr("rented bytes                    ?"));
   EXPECT_THAT(table, HasSubstr("statistics unavailable: Stats failed: UNAVAILABLE"));
   EXPECT_THAT(FormatTable(SampleResult()), Not(HasSubstr("unavailable")));
+}
+
+TEST(LoadReportTest, ArenaTableMarksUnreadableStatisticsLikeThePoolTable) {
+  LoadResult result = SampleResult();
+  result.end = UnreadableSample("Stats failed: UNAVAILABLE: the server died");
+  const std::string table = FormatTable(result);
+  EXPECT_THAT(table,
+              HasSubstr("growth events                  40              ?              ?\n"));
+  EXPECT_THAT(table, Not(HasSubstr("-40")));
+  result = SampleResult();
+  result.after_warmup = UnreadableSample("Stats failed: DEADLINE_EXCEEDED");
+  EXPECT_THAT(FormatTable(result),
+              HasSubstr("growth events                   ?             40              ?\n"));
 }
 
 TEST(LoadProgressTest, TimedPhasesShowSecondsAndRate) {

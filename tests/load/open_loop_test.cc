@@ -94,6 +94,23 @@ TEST(OpenLoopTest, ArrivalsStillWaitingAtTheEndAreCountedAsUnsent) {
   EXPECT_EQ(unsent, 6);
 }
 
+TEST(OpenLoopTest, ASessionReturnsOnlyAtTheEndOfThePhaseAtAnyRate) {
+  for (const double steps_per_s : {100.0, 0.5, 0.0005}) {
+    FakeClock clock;
+    const LoadClock::TimePoint start = clock.Now();
+    ArrivalSchedule schedule(start, start + std::chrono::seconds(3), steps_per_s);
+    int64_t sends = 0;
+    const int64_t sent = RunOpenLoop(schedule, clock, [&](LoadClock::TimePoint) {
+      clock.Advance(milliseconds(1));
+      ++sends;
+    });
+    EXPECT_EQ(sent, sends);
+    EXPECT_EQ(sent, schedule.due()) << steps_per_s;
+    // 0.5 steps/s: arrivals at 0 and 2 s, and the session still waits until 3 s.
+    EXPECT_EQ(clock.Now() - start, std::chrono::seconds(3)) << steps_per_s << " steps/s";
+  }
+}
+
 TEST(OpenLoopTest, ScheduleHasEveryArrivalBeforeTheEndOnce) {
   const LoadClock::TimePoint start{std::chrono::seconds(5)};
   ArrivalSchedule schedule(start, start + milliseconds(25), /*steps_per_s=*/200);  // every 5 ms

@@ -43,6 +43,14 @@ TEST(SweepTest, MalformedSweepsSayWhatIsWrong) {
   EXPECT_EQ(SweepError("10:100:2"), "");
 }
 
+TEST(SweepTest, RatesAboveAMillionPerSecondAndNonFiniteOnesAreRefused) {
+  EXPECT_THAT(SweepError("1e15:1e300:2"), HasSubstr("at most 1000000 requests/s"));
+  EXPECT_THAT(SweepError("10:1000001:2"), HasSubstr("at most 1000000 requests/s"));
+  EXPECT_THAT(SweepError("10:inf:2"), HasSubstr("last rate 'inf' is not a number"));
+  EXPECT_THAT(SweepError("nan:10:2"), HasSubstr("first rate 'nan' is not a number"));
+  EXPECT_EQ(SweepError("10:1000000:2"), "");
+}
+
 // p99s (in ms) of rates 100, 200, 400, ... with no errors.
 std::vector<RatePoint> Curve(const std::vector<double>& p99_ms) {
   std::vector<RatePoint> points;

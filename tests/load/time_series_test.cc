@@ -39,7 +39,8 @@ TEST(TimeSeriesTest, StepsLandInTheSecondOfTheirPhaseTheyEndedIn) {
 
   const std::vector<SeriesPoint> points = series.points();
   ASSERT_EQ(points.size(), 3);
-  EXPECT_EQ(points[0].steps, 2);
+  EXPECT_EQ(points[0].steps, 1);  // the step with a failed request is not counted, as in the report
+  EXPECT_EQ(points[0].step_latency.count(), 2);  // but its latency is
   EXPECT_EQ(points[0].requests, 4);
   EXPECT_EQ(points[0].errors, 1);
   EXPECT_EQ(points[0].seconds, 1);
@@ -101,7 +102,7 @@ TEST(TimeSeriesTest, CsvHasAHeaderAndOneLinePerSecond) {
             "phase,rate_per_s,t_s,seconds,requests_per_s,steps_per_s,errors,p50_ms,p99_ms,"
             "pool_rented_bytes,pool_idle_bytes,arena_reserved_bytes\n"
             "0,250,0.000,1.000,200,100,0,5.04627,9.96147,8192,0,1048576\n"
-            "0,250,1.000,0.250,4,4,1,1,1,,,\n");
+            "0,250,1.000,0.250,4,0,1,1,1,,,\n");  // a failed step: no steps_per_s
 }
 
 }  // namespace
