@@ -27,8 +27,10 @@ void TimeSeries::StartPhase(double rate_per_s, LoadClock::TimePoint start) {
 
 void TimeSeries::EndPhase(LoadClock::TimePoint end) {
   std::lock_guard lock(mutex_);
-  running_ = false;
   const double length = SecondsBetween(phase_start_, end);
+  // Every part of the phase gets its point, with steps or without, so the parts add up to it.
+  if (length > 0) PointAt(end - std::chrono::nanoseconds(1));
+  running_ = false;
   for (size_t i = phase_begin_; i < points_.size(); ++i) {
     const double begin = static_cast<double>(i - phase_begin_);
     points_[i].seconds = std::clamp(length - begin, 1e-3, 1.0);

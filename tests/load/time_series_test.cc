@@ -68,6 +68,17 @@ TEST(TimeSeriesTest, AShortTailJoinsTheSecondBeforeIt) {
   EXPECT_EQ(points[1].step_latency.MaxMicros(), 900000);
 }
 
+TEST(TimeSeriesTest, SecondsWithoutStepsStillCountSoThePartsAddUpToThePhase) {
+  TimeSeries series;
+  series.StartPhase(1, kStart);
+  series.RecordStep(kStart + milliseconds(200), milliseconds(2), 1, 0);  // then nothing
+  series.EndPhase(kStart + milliseconds(3020));
+  const std::vector<SeriesPoint> points = series.points();
+  ASSERT_EQ(points.size(), 3) << "seconds 1 and 2 (with the 20 ms tail) have no step";
+  EXPECT_EQ(points[1].steps, 0);
+  EXPECT_NEAR(points[0].seconds + points[1].seconds + points[2].seconds, 3.02, 1e-9);
+}
+
 TEST(TimeSeriesTest, TheServerIsReadOnceASecond) {
   TimeSeries series;
   EXPECT_FALSE(series.NeedsServer(kStart));  // no phase
