@@ -127,9 +127,13 @@ TEST_F(StructureLimitsTest, BackwardRecordsAreChargedToTheSessionMemoryLimit) {
 }
 
 TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
-  // 128 KiB: after the long run's own charges, room for about 130 waiting requests of 512 B.
+  // 128 KiB: after the long run's own charges (its 256 handles, reserved first, and one 32 KiB
+  // arena chunk that holds all its results, 128 B each with the checked build's canaries, so it
+  // needs no memory once it has started), room for about 70 waiting requests of 512 B. With
+  // smaller chunks a run that got far before its deadline would need a new chunk, and the
+  // waiting requests' charges would refuse it.
   Session session =
-      client().CreateSession({.arena_chunk_bytes = 4096, .memory_limit_bytes = 128 << 10});
+      client().CreateSession({.arena_chunk_bytes = 32 << 10, .memory_limit_bytes = 128 << 10});
   const TensorHandle x = session.Put<float>(kValues, {4});
   const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
   // Sums over views of 2^26 elements: seconds of work and no memory. A 3 s deadline ends it
