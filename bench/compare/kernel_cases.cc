@@ -1,6 +1,7 @@
 // compare_runner's kernel cases: onemodel's fast kernels (best SIMD target, shared thread
 // pool, OpenBLAS for MatMul) with preallocated outputs, and this machine's own limits measured
-// the way bench/machine_peaks.h does (STREAM copy and triad, the FMA peak).
+// the way bench/machine_peaks.h does (STREAM copy and triad, the triad with streaming stores,
+// the FMA peak).
 //
 // Sizes match bench/compare/torch_runner.py and ort_runner.mjs: 16M floats for elementwise and
 // conversions, [4096, 4096] + [4096] for the row broadcast, 1024^3 for MatMul, MaxPool2d 3x3
@@ -159,6 +160,13 @@ void AddKernelCases(CaseRegistry& cases) {
     return Case{12.0 * kN, [s] {
                   StreamTriad(ThreadPool::Shared(), s->c.MutableData<float>().data(),
                               s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
+                }};
+  };
+  cases["triad_nt_16m"] = [] {
+    auto s = Shared16M();
+    return Case{12.0 * kN, [s] {
+                  StreamTriadNt(ThreadPool::Shared(), s->c.MutableData<float>().data(),
+                                s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
                 }};
   };
   cases["half_convert_16m"] = [] {
