@@ -169,13 +169,14 @@ void AddKernelCases(CaseRegistry& cases) {
                                 s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
                 }};
   };
+  // Both outputs (32 and 64 MiB) are above DefaultStreamingMinBytes(): the streaming rows.
   cases["half_convert_16m"] = [] {
     const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
-    return ConvertRoundTrip(simd.float_to_half, simd.half_to_float);
+    return ConvertRoundTrip(simd.float_to_half_streaming, simd.half_to_float_streaming);
   };
   cases["bf16_convert_16m"] = [] {
     const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
-    return ConvertRoundTrip(simd.float_to_bfloat16, simd.bfloat16_to_float);
+    return ConvertRoundTrip(simd.float_to_bfloat16_streaming, simd.bfloat16_to_float_streaming);
   };
   cases["matmul_1024"] = MatMul1024;
   cases["fma_peak"] = FmaPeak;

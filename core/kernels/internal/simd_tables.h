@@ -37,6 +37,13 @@ struct ConvertSimd {
   void (*half_to_float)(int64_t n, const uint16_t* in, float* out);
   void (*float_to_bfloat16)(int64_t n, const float* in, uint16_t* out);
   void (*bfloat16_to_float)(int64_t n, const uint16_t* in, float* out);
+  // The same rows writing with streaming stores (ordinary ones before the output's first
+  // 64-byte boundary and for the tail; the same bits), fenced before they return. For outputs
+  // of DefaultStreamingMinBytes() or more (core/kernels/streaming_stores.h).
+  void (*float_to_half_streaming)(int64_t n, const float* in, uint16_t* out);
+  void (*half_to_float_streaming)(int64_t n, const uint16_t* in, float* out);
+  void (*float_to_bfloat16_streaming)(int64_t n, const float* in, uint16_t* out);
+  void (*bfloat16_to_float_streaming)(int64_t n, const uint16_t* in, float* out);
 };
 
 // The conversion rows compiled for `target` (which must be compiled in).
