@@ -78,6 +78,10 @@ ENTRIES = [
           ("py", "put_get_64m_raw_stream"),
           "UploadTensor + DownloadTensor through the stub, 1 MiB chunks, no conversion (Python)",
           0.8, "gRPC transport in Python"),
+    # Issue 21: large outputs are written with streaming stores (docs/kernels.md).
+    _bw("add_16m_vs_stream_triad_nt", "add_16m", "triad_nt_16m", 0.9),
+    Entry("relu_16m_vs_torch", "GB/s", ("ours", "relu_16m"), ("torch", "relu_16m"),
+          "torch.clamp_min(x, 0, out=) (relu has no out= form)", 1.4, "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.
