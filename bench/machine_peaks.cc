@@ -92,8 +92,7 @@ __attribute__((target("avx512f"))) void TriadNtAvx512(float* __restrict a,
   _mm_sfence();
 }
 
-__attribute__((target("avx2,fma"))) void TriadNtAvx2(float* __restrict a,
-                                                     const float* __restrict b,
+__attribute__((target("avx2,fma"))) void TriadNtAvx2(float* __restrict a, const float* __restrict b,
                                                      const float* __restrict c, float s,
                                                      int64_t n) {
   const __m256 vs = _mm256_set1_ps(s);
@@ -199,8 +198,7 @@ void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, flo
   });
 }
 
-void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s,
-                   int64_t n) {
+void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n) {
   const bool avx512 = HasAvx512();
   ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
     if (avx512) {

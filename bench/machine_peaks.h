@@ -53,8 +53,7 @@ void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n);
 void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
 // The same with streaming stores to a (ordinary ones before its first 64-byte boundary and
 // for the tail), fenced before each piece ends.
-void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s,
-                   int64_t n);
+void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
 
 enum class FmaIsa { kAvx512, kAvx2 };
 

@@ -45,8 +45,10 @@ int Run() {
               "Add then Relu of it: ordinary/streaming time");
   for (int64_t mib : {1, 2, 4, 8, 16, 32, 64}) {
     const Shape shape{mib << 18};
-    Tensor a = Tensor::Empty(shape, DType::kFloat, pool), b = Tensor::Empty(shape, DType::kFloat, pool);
-    Tensor c = Tensor::Empty(shape, DType::kFloat, pool), e = Tensor::Empty(shape, DType::kFloat, pool);
+    Tensor a = Tensor::Empty(shape, DType::kFloat, pool),
+           b = Tensor::Empty(shape, DType::kFloat, pool);
+    Tensor c = Tensor::Empty(shape, DType::kFloat, pool),
+           e = Tensor::Empty(shape, DType::kFloat, pool);
     for (Tensor* t : {&a, &b, &c, &e}) t->Fill(1.0f);
     const int reps = static_cast<int>(std::max<int64_t>(5, 1000 / mib));
     std::vector<double> alone, chained;

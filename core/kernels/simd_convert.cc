@@ -150,8 +150,8 @@ void BFloat16ToFloatRow(int64_t n, const uint16_t* in, float* out) {
 
 const internal::ConvertSimd* GetConvertSimd() {
   static const internal::ConvertSimd table = {
-      &FloatToHalfRow<false>,     &HalfToFloatRow<false>,    &FloatToBFloat16Row<false>,
-      &BFloat16ToFloatRow<false>, &FloatToHalfRow<true>,     &HalfToFloatRow<true>,
+      &FloatToHalfRow<false>,     &HalfToFloatRow<false>,   &FloatToBFloat16Row<false>,
+      &BFloat16ToFloatRow<false>, &FloatToHalfRow<true>,    &HalfToFloatRow<true>,
       &FloatToBFloat16Row<true>,  &BFloat16ToFloatRow<true>};
   return &table;
 }

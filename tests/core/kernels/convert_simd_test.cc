@@ -114,8 +114,8 @@ TEST_P(ConvertSimdTest, StreamingRowsGiveTheSameBitsAtAnyAlignmentAndLength) {
         };
         check(widen(simd.half_to_float_streaming), n, shift / 2, halves.data(), kSentinel32, hf,
               "from half");
-        check(widen(simd.bfloat16_to_float_streaming), n, shift / 2, halves.data(), kSentinel32,
-              bf, "from bfloat16");
+        check(widen(simd.bfloat16_to_float_streaming), n, shift / 2, halves.data(), kSentinel32, bf,
+              "from bfloat16");
       }
     }
   }

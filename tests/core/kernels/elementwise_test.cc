@@ -40,7 +40,7 @@ bool SameResult(BinaryOp op, float a, float b, float fast, float ref) {
 // The last one is above the 2-thread grain, so two pieces stream and fence.
 std::vector<Placed> MisalignedOutputs(BufferPool& pool) {
   std::vector<Placed> out;
-  const std::vector<int64_t> shapes[] = {{1},  {5},   {15},   {16},    {17},    {63},   {65},
+  const std::vector<int64_t> shapes[] = {{1},   {5},    {15},    {16},   {17},     {63},   {65},
                                          {257}, {1001}, {3, 37}, {2, 1}, {4, 129}, {70001}};
   for (const std::vector<int64_t>& shape : shapes) {
     const int64_t count = Shape(std::span<const int64_t>(shape)).ElementCount();
@@ -135,7 +135,9 @@ TEST_P(BinaryOpTest, StreamingStoresGiveTheSameBitsAtAnyAlignmentAndLength) {
     kernel_test::FillRandom(a, rng);
     // b: contiguous, a scalar broadcast or a row broadcast, in turn
     const int64_t kind = rng() % 3;
-    Tensor b = Tensor::Empty(kind == 0 ? shape : kind == 1 ? Shape{1} : Shape{shape[shape.rank() - 1]},
+    Tensor b = Tensor::Empty(kind == 0   ? shape
+                             : kind == 1 ? Shape{1}
+                                         : Shape{shape[shape.rank() - 1]},
                              DType::kFloat, pool_);
     kernel_test::FillRandom(b, rng);
     const Tensor bb = b.Expand(shape);
