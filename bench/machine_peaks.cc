@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -69,6 +70,42 @@ __attribute__((target("avx2,fma"))) void TriadAvx2(float* __restrict a, const fl
     _mm256_storeu_ps(a + i + 8, r1);
   }
   for (; i < n; ++i) a[i] = b[i] + s * c[i];
+}
+
+// The triad with streaming stores: ordinary stores up to the first 64-byte boundary of a and
+// for the tail, streaming stores (around the cache, no read-for-ownership) in between, then a
+// store fence so the joining thread sees a.
+__attribute__((target("avx512f"))) void TriadNtAvx512(float* __restrict a,
+                                                      const float* __restrict b,
+                                                      const float* __restrict c, float s,
+                                                      int64_t n) {
+  const __m512 vs = _mm512_set1_ps(s);
+  int64_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 64 != 0; ++i) a[i] = b[i] + s * c[i];
+  for (; i + 32 <= n; i += 32) {
+    const __m512 r0 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i), _mm512_loadu_ps(b + i));
+    const __m512 r1 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i + 16), _mm512_loadu_ps(b + i + 16));
+    _mm512_stream_ps(a + i, r0);
+    _mm512_stream_ps(a + i + 16, r1);
+  }
+  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+  _mm_sfence();
+}
+
+__attribute__((target("avx2,fma"))) void TriadNtAvx2(float* __restrict a, const float* __restrict b,
+                                                     const float* __restrict c, float s,
+                                                     int64_t n) {
+  const __m256 vs = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 64 != 0; ++i) a[i] = b[i] + s * c[i];
+  for (; i + 16 <= n; i += 16) {
+    const __m256 r0 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i), _mm256_loadu_ps(b + i));
+    const __m256 r1 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i + 8), _mm256_loadu_ps(b + i + 8));
+    _mm256_stream_ps(a + i, r0);
+    _mm256_stream_ps(a + i + 8, r1);
+  }
+  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+  _mm_sfence();
 }
 
 // acc = acc * mul + add on independent accumulators: enough of them to cover the FMA latency
@@ -157,6 +194,17 @@ void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, flo
       TriadAvx512(a + begin, b + begin, c + begin, s, end - begin);
     } else {
       TriadAvx2(a + begin, b + begin, c + begin, s, end - begin);
+    }
+  });
+}
+
+void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n) {
+  const bool avx512 = HasAvx512();
+  ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
+    if (avx512) {
+      TriadNtAvx512(a + begin, b + begin, c + begin, s, end - begin);
+    } else {
+      TriadNtAvx2(a + begin, b + begin, c + begin, s, end - begin);
     }
   });
 }

@@ -3,7 +3,8 @@
 //
 // Bandwidth counts bytes read + bytes written once each (STREAM's convention; the hardware's
 // write-allocate reads are not counted): a copy of n floats moves 8n bytes, a triad 12n. The
-// loops use ordinary (not non-temporal) stores, like the kernels they are compared with.
+// loops use ordinary (not non-temporal) stores; StreamTriadNt is the triad with streaming
+// stores, the bound for kernels that stream large outputs (core/kernels/streaming_stores.h).
 //
 //   ThreadPool& pool = ThreadPool::Shared();
 //   double s = SecondsOf([&] { StreamCopy(pool, dst, src, n); });
@@ -50,6 +51,9 @@ void WaitUntilProcessIdle();
 void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n);
 // a[i] = b[i] + s * c[i] for i < n, split over pool.
 void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
+// The same with streaming stores to a (ordinary ones before its first 64-byte boundary and
+// for the tail), fenced before each piece ends.
+void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
 
 enum class FmaIsa { kAvx512, kAvx2 };
 

@@ -1,6 +1,7 @@
 // compare_runner's kernel cases: onemodel's fast kernels (best SIMD target, shared thread
 // pool, OpenBLAS for MatMul) with preallocated outputs, and this machine's own limits measured
-// the way bench/machine_peaks.h does (STREAM copy and triad, the FMA peak).
+// the way bench/machine_peaks.h does (STREAM copy and triad, the triad with streaming stores,
+// the FMA peak).
 //
 // Sizes match bench/compare/torch_runner.py and ort_runner.mjs: 16M floats for elementwise and
 // conversions, [4096, 4096] + [4096] for the row broadcast, 1024^3 for MatMul, MaxPool2d 3x3
@@ -161,13 +162,21 @@ void AddKernelCases(CaseRegistry& cases) {
                               s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
                 }};
   };
+  cases["triad_nt_16m"] = [] {
+    auto s = Shared16M();
+    return Case{12.0 * kN, [s] {
+                  StreamTriadNt(ThreadPool::Shared(), s->c.MutableData<float>().data(),
+                                s->a.Data<float>().data(), s->b.Data<float>().data(), 3.0f, kN);
+                }};
+  };
+  // Both outputs (32 and 64 MiB) are above DefaultStreamingMinBytes(): the streaming rows.
   cases["half_convert_16m"] = [] {
     const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
-    return ConvertRoundTrip(simd.float_to_half, simd.half_to_float);
+    return ConvertRoundTrip(simd.float_to_half_streaming, simd.half_to_float_streaming);
   };
   cases["bf16_convert_16m"] = [] {
     const internal::ConvertSimd& simd = internal::ConvertSimdFor(BestTarget());
-    return ConvertRoundTrip(simd.float_to_bfloat16, simd.bfloat16_to_float);
+    return ConvertRoundTrip(simd.float_to_bfloat16_streaming, simd.bfloat16_to_float_streaming);
   };
   cases["matmul_1024"] = MatMul1024;
   cases["fma_peak"] = FmaPeak;

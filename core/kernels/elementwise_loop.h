@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdint>
 
+#include "hwy/cache_control.h"
+
 #include "core/common/cancellation.h"
 #include "core/kernels/thread_pool.h"
 #include "core/shape/strided_walk.h"
@@ -64,24 +66,30 @@ void RunRows(const Shape& shape, const std::array<float*, N>& bases,
 }
 
 // Splits over `pool` in pieces of at least `grain` elements (multiples of 64), runs; stops
-// early once the thread's CancelToken is cancelled.
+// early once the thread's CancelToken is cancelled. `streaming`: the rows use streaming
+// stores, so each piece ends with a store fence (hwy::FlushStream), making its output
+// visible to the thread that joins the pieces.
 template <int N, typename Row>
 void ForEachRow(ThreadPool& pool, int64_t grain, const Shape& shape,
                 const std::array<float*, N>& bases, const std::array<const Strides*, N>& strides,
-                const Row& row) {
+                const Row& row, bool streaming = false) {
   const int64_t total = shape.ElementCount();
   if (total == 0) return;
   const StridedWalk<N> walk = WalkOf<N>(shape, strides);
   const CancelToken* cancel = CurrentCancelToken();
+  const auto run = [&](int64_t begin, int64_t end) {
+    RunRangeChecked<N>(walk, bases, begin, end, row, cancel);
+    if (streaming) hwy::FlushStream();
+  };
   const int64_t tasks = std::min<int64_t>(pool.threads(), total / std::max<int64_t>(grain, 1));
   if (tasks <= 1) {
-    RunRangeChecked<N>(walk, bases, 0, total, row, cancel);
+    run(0, total);
     return;
   }
   const int64_t piece = ((total + tasks - 1) / tasks + 63) / 64 * 64;
   pool.ParallelFor(tasks, [&](int64_t t) {
     const int64_t begin = std::min(total, t * piece), end = std::min(total, begin + piece);
-    if (begin < end) RunRangeChecked<N>(walk, bases, begin, end, row, cancel);
+    if (begin < end) run(begin, end);
   });
 }
 

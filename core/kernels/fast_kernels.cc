@@ -8,14 +8,21 @@ namespace onemodel {
 using internal::Base;
 using internal::BaseForWrite;
 
-FastKernels::FastKernels(SimdTarget target, ThreadPool& pool)
+FastKernels::FastKernels(SimdTarget target, ThreadPool& pool, int64_t streaming_min_bytes)
     : target_(target),
       pool_(pool),
       simd_(internal::ElementwiseSimdFor(target)),
+      streaming_min_bytes_(streaming_min_bytes),
       name_("fast-" + std::string(SimdTargetName(target))) {}
 
+bool FastKernels::Streams(const Tensor& out) const {
+  return out.shape().ElementCount() * static_cast<int64_t>(sizeof(float)) >= streaming_min_bytes_;
+}
+
 void FastKernels::Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) const {
-  const internal::BinaryRowFn row = simd_.binary[static_cast<int>(op)];
+  const bool streaming = Streams(out);
+  const int i = static_cast<int>(op);
+  const internal::BinaryRowFn row = streaming ? simd_.binary_streaming[i] : simd_.binary[i];
   // Pow runs a scalar libm call per element: worth splitting much earlier.
   const int64_t grain = op == BinaryOp::kPow ? kElementwiseGrain / 16 : kElementwiseGrain;
   internal::ForEachRow<3>(
@@ -23,17 +30,21 @@ void FastKernels::Binary(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& 
       {&out.strides(), &a.strides(), &b.strides()},
       [row](int64_t n, const std::array<float*, 3>& p, const std::array<int64_t, 3>& s) {
         row(n, p[0], s[0], p[1], s[1], p[2], s[2]);
-      });
+      },
+      streaming);
 }
 
 void FastKernels::Unary(UnaryOp op, const Tensor& x, Tensor& out) const {
-  const internal::UnaryRowFn row = simd_.unary[static_cast<int>(op)];
+  const bool streaming = Streams(out);
+  const int i = static_cast<int>(op);
+  const internal::UnaryRowFn row = streaming ? simd_.unary_streaming[i] : simd_.unary[i];
   internal::ForEachRow<2>(
       pool_, kElementwiseGrain, out.shape(), {BaseForWrite(out), Base(x)},
       {&out.strides(), &x.strides()},
       [row](int64_t n, const std::array<float*, 2>& p, const std::array<int64_t, 2>& s) {
         row(n, p[0], s[0], p[1], s[1]);
-      });
+      },
+      streaming);
 }
 
 void FastKernels::MatMul(const Tensor& a, const Tensor& b, Tensor& out) const {

@@ -11,6 +11,7 @@
 
 #include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/kernels.h"
+#include "core/kernels/streaming_stores.h"
 #include "core/kernels/thread_pool.h"
 
 namespace onemodel {
@@ -21,7 +22,10 @@ class FastKernels final : public TensorKernels {
   static constexpr int64_t kElementwiseGrain = 1 << 15;
 
   // Kernels for `target` (must be compiled in; the CPU must support it to call them).
-  explicit FastKernels(SimdTarget target, ThreadPool& pool = ThreadPool::Shared());
+  // Elementwise outputs of at least `streaming_min_bytes` are written with streaming stores
+  // (streaming_stores.h; tests lower it to reach that path with small tensors).
+  explicit FastKernels(SimdTarget target, ThreadPool& pool = ThreadPool::Shared(),
+                       int64_t streaming_min_bytes = DefaultStreamingMinBytes());
 
   std::string_view name() const override { return name_; }
   SimdTarget target() const { return target_; }
@@ -37,7 +41,11 @@ class FastKernels final : public TensorKernels {
   SimdTarget target_;
   ThreadPool& pool_;
   const internal::ElementwiseSimd& simd_;
+  int64_t streaming_min_bytes_;
   std::string name_;
+
+  // Whether `out` is large enough for streaming stores.
+  bool Streams(const Tensor& out) const;
 };
 
 }  // namespace onemodel

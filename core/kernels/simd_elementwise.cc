@@ -1,7 +1,8 @@
 // The fast elementwise rows, compiled once per SIMD target by Highway (foreach_target) and
 // picked at run time through ElementwiseSimdFor(). Every row processes whole vectors; the
 // tail and strided operands go through a lane-sized stack buffer, so an element's result
-// never depends on where it sits (tail or not) or on the operand's strides.
+// never depends on where it sits (tail or not) or on the operand's strides. Each row exists
+// twice: with ordinary stores and with streaming stores for large outputs (streaming_stores.h).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/simd_elementwise.cc"
 // Highway needs this order: foreach_target, highway, then contrib.
@@ -11,7 +12,9 @@
 #include "hwy/contrib/math/math-inl.h"
 // clang-format on
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "core/kernels/internal/simd_tables.h"
@@ -113,32 +116,63 @@ HWY_INLINE void StoreAny(D d, V v, float* p, int64_t s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i * s] = buf[i];
 }
 
-template <BinaryOp kOp>
-void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const float* b,
-                int64_t sb) {
-  const D d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  int64_t i = 0;
-  if (so == 1 && sa == 1 && sb == 1) {  // the common case, kept free of branches
-    for (; i + lanes <= n; i += lanes) {
-      hn::StoreU(BinaryVec<kOp>(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
-    }
-  } else if (so == 1 && sa == 1 && sb == 0) {
-    const V vb = hn::Set(d, *b);
-    for (; i + lanes <= n; i += lanes) {
-      hn::StoreU(BinaryVec<kOp>(d, hn::LoadU(d, a + i), vb), d, out + i);
-    }
-  } else if (so == 1 && sa == 0 && sb == 1) {
-    const V va = hn::Set(d, *a);
-    for (; i + lanes <= n; i += lanes) {
-      hn::StoreU(BinaryVec<kOp>(d, va, hn::LoadU(d, b + i)), d, out + i);
-    }
+// Elements of float before the first 64-byte boundary at or after p (p is float-aligned).
+HWY_INLINE int64_t ElementsToLineStart(const float* p) {
+  return static_cast<int64_t>((0 - reinterpret_cast<uintptr_t>(p)) % 64 / sizeof(float));
+}
+
+// Stores a whole vector at p (unit stride): around the cache when kStream (p must then be
+// aligned to 64 bytes or to the vector), else an ordinary store.
+template <bool kStream>
+HWY_INLINE void StoreVec(D d, V v, float* p) {
+  if constexpr (kStream) {
+    hn::Stream(v, d, p);
+  } else {
+    hn::StoreU(v, d, p);
   }
+}
+
+// Elements [i, n) of a binary row, any strides, through LoadAny/StoreAny.
+template <BinaryOp kOp>
+HWY_INLINE void BinaryAny(D d, int64_t i, int64_t n, float* out, int64_t so, const float* a,
+                          int64_t sa, const float* b, int64_t sb) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   for (; i < n; i += lanes) {
     const int64_t m = std::min(lanes, n - i);
     StoreAny(d, BinaryVec<kOp>(d, LoadAny(d, a + i * sa, sa, m), LoadAny(d, b + i * sb, sb, m)),
              out + i * so, so, m);
   }
+}
+
+// kStream: a unit-stride output is written with ordinary stores up to its first 64-byte
+// boundary, then with streaming stores, the tail again with ordinary ones. The caller fences
+// (hwy::FlushStream) before another thread reads the output.
+template <BinaryOp kOp, bool kStream>
+void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const float* b,
+                int64_t sb) {
+  const D d;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  if (kStream && so == 1) {
+    i = std::min(n, ElementsToLineStart(out));
+    BinaryAny<kOp>(d, 0, i, out, so, a, sa, b, sb);
+  }
+  if (so == 1 && sa == 1 && sb == 1) {  // the common case, kept free of branches
+    for (; i + lanes <= n; i += lanes) {
+      StoreVec<kStream>(d, BinaryVec<kOp>(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), out + i);
+    }
+  } else if (so == 1 && sa == 1 && sb == 0) {
+    const V vb = hn::Set(d, *b);
+    for (; i + lanes <= n; i += lanes) {
+      StoreVec<kStream>(d, BinaryVec<kOp>(d, hn::LoadU(d, a + i), vb), out + i);
+    }
+  } else if (so == 1 && sa == 0 && sb == 1) {
+    const V va = hn::Set(d, *a);
+    for (; i + lanes <= n; i += lanes) {
+      StoreVec<kStream>(d, BinaryVec<kOp>(d, va, hn::LoadU(d, b + i)), out + i);
+    }
+  }
+  BinaryAny<kOp>(d, i, n, out, so, a, sa, b, sb);
 }
 
 // Pow has no vector form with a tight error bound here; it runs the scalar meaning.
@@ -147,40 +181,55 @@ void PowRow(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const
   for (int64_t i = 0; i < n; ++i) out[i * so] = std::pow(a[i * sa], b[i * sb]);
 }
 
-template <UnaryOp kOp>
+// As BinaryRowT, for one operand.
+template <UnaryOp kOp, bool kStream>
 void UnaryRowT(int64_t n, float* out, int64_t so, const float* x, int64_t sx) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  // Elements [i, end) at any strides.
+  const auto any = [&](int64_t i, int64_t end) {
+    for (; i < end; i += lanes) {
+      const int64_t m = std::min(lanes, end - i);
+      StoreAny(d, UnaryVec<kOp>(d, LoadAny(d, x + i * sx, sx, m)), out + i * so, so, m);
+    }
+  };
   int64_t i = 0;
+  if (kStream && so == 1) {
+    i = std::min(n, ElementsToLineStart(out));
+    any(0, i);
+  }
   if (so == 1 && sx == 1) {
     for (; i + lanes <= n; i += lanes)
-      hn::StoreU(UnaryVec<kOp>(d, hn::LoadU(d, x + i)), d, out + i);
+      StoreVec<kStream>(d, UnaryVec<kOp>(d, hn::LoadU(d, x + i)), out + i);
   }
-  for (; i < n; i += lanes) {
-    const int64_t m = std::min(lanes, n - i);
-    StoreAny(d, UnaryVec<kOp>(d, LoadAny(d, x + i * sx, sx, m)), out + i * so, so, m);
-  }
+  any(i, n);
 }
 
-// The row of op kOp.
-template <BinaryOp kOp>
+// The row of op kOp (Pow's scalar row stores element by element, never streaming).
+template <BinaryOp kOp, bool kStream>
 constexpr internal::BinaryRowFn BinaryRow() {
   if constexpr (kOp == BinaryOp::kPow) {
     return &PowRow;
   } else {
-    return &BinaryRowT<kOp>;
+    return &BinaryRowT<kOp, kStream>;
   }
 }
 
 const internal::ElementwiseSimd* GetElementwiseSimd() {
-#define ONEMODEL_BINARY_ROW(Name) BinaryRow<BinaryOp::k##Name>(),
-#define ONEMODEL_UNARY_ROW(Name) &UnaryRowT<UnaryOp::k##Name>,
+#define ONEMODEL_BINARY_ROW(Name) BinaryRow<BinaryOp::k##Name, false>(),
+#define ONEMODEL_UNARY_ROW(Name) &UnaryRowT<UnaryOp::k##Name, false>,
+#define ONEMODEL_BINARY_STREAMING_ROW(Name) BinaryRow<BinaryOp::k##Name, true>(),
+#define ONEMODEL_UNARY_STREAMING_ROW(Name) &UnaryRowT<UnaryOp::k##Name, true>,
   static const internal::ElementwiseSimd table = {
       {ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_BINARY_ROW)},
       {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_UNARY_ROW)},
+      {ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_BINARY_STREAMING_ROW)},
+      {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_UNARY_STREAMING_ROW)},
   };
 #undef ONEMODEL_BINARY_ROW
 #undef ONEMODEL_UNARY_ROW
+#undef ONEMODEL_BINARY_STREAMING_ROW
+#undef ONEMODEL_UNARY_STREAMING_ROW
   return &table;
 }
 

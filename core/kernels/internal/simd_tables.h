@@ -17,10 +17,15 @@ using BinaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* a, 
                              const float* b, int64_t sb);
 using UnaryRowFn = void (*)(int64_t n, float* out, int64_t so, const float* x, int64_t sx);
 
-// Indexed by the op; simd_elementwise.cc fills both from the op lists of kernels.h.
+// Indexed by the op; simd_elementwise.cc fills them from the op lists of kernels.h.
 struct ElementwiseSimd {
   BinaryRowFn binary[std::size(kAllBinaryOps)];
   UnaryRowFn unary[std::size(kAllUnaryOps)];
+  // The same rows writing unit-stride outputs with streaming stores (ordinary stores up to the
+  // first 64-byte boundary and for the tail); the same bits. The caller runs
+  // hwy::FlushStream() on each thread before the output is read elsewhere.
+  BinaryRowFn binary_streaming[std::size(kAllBinaryOps)];
+  UnaryRowFn unary_streaming[std::size(kAllUnaryOps)];
 };
 
 // The elementwise rows compiled for `target` (which must be compiled in).
@@ -32,6 +37,13 @@ struct ConvertSimd {
   void (*half_to_float)(int64_t n, const uint16_t* in, float* out);
   void (*float_to_bfloat16)(int64_t n, const float* in, uint16_t* out);
   void (*bfloat16_to_float)(int64_t n, const uint16_t* in, float* out);
+  // The same rows writing with streaming stores (ordinary ones before the output's first
+  // 64-byte boundary and for the tail; the same bits), fenced before they return. For outputs
+  // of DefaultStreamingMinBytes() or more (core/kernels/streaming_stores.h).
+  void (*float_to_half_streaming)(int64_t n, const float* in, uint16_t* out);
+  void (*half_to_float_streaming)(int64_t n, const uint16_t* in, float* out);
+  void (*float_to_bfloat16_streaming)(int64_t n, const float* in, uint16_t* out);
+  void (*bfloat16_to_float_streaming)(int64_t n, const uint16_t* in, float* out);
 };
 
 // The conversion rows compiled for `target` (which must be compiled in).

@@ -72,6 +72,55 @@ TEST_P(ConvertSimdTest, AllSixteenBitPatternsWidenExactly) {
   }
 }
 
+// The streaming rows against the ordinary ones: outputs starting at every 2-byte offset of a
+// 64-byte line, lengths that leave heads, whole vectors and tails, sentinels on both sides.
+TEST_P(ConvertSimdTest, StreamingRowsGiveTheSameBitsAtAnyAlignmentAndLength) {
+  const internal::ConvertSimd& simd = internal::ConvertSimdFor(GetParam());
+  const std::vector<float> floats = Inputs();
+  std::vector<uint16_t> halves(floats.size());
+  simd.float_to_half(static_cast<int64_t>(floats.size()), floats.data(), halves.data());
+  constexpr uint16_t kSentinel16 = 0xA5A5;
+  constexpr uint32_t kSentinel32 = 0x7FE5A5A5;
+  // Runs row(n, in, out + shift) into a sentinel-filled buffer; checks the sentinels and that
+  // the n results equal `expected`'s.
+  const auto check = [](auto row, int64_t n, int64_t shift, const auto* in, auto sentinel,
+                        const auto& expected, const char* name) {
+    using Out = decltype(sentinel);
+    std::vector<Out> buffer(static_cast<size_t>(n + 64), sentinel);
+    row(n, in, buffer.data() + 32 + shift);
+    for (int64_t i = 0; i < n + 64; ++i) {
+      const bool inside = i >= 32 + shift && i < 32 + shift + n;
+      const Out want = inside ? expected[static_cast<size_t>(i - 32 - shift)] : sentinel;
+      ASSERT_EQ(buffer[static_cast<size_t>(i)], want)
+          << name << ": n " << n << ", shift " << shift << ", at " << i - 32 - shift;
+    }
+  };
+  for (int64_t n : {1, 7, 31, 32, 33, 100, 1025, 70001}) {
+    std::vector<uint16_t> h(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    std::vector<uint32_t> hf(static_cast<size_t>(n)), bf(static_cast<size_t>(n));
+    simd.float_to_half(n, floats.data(), h.data());
+    simd.float_to_bfloat16(n, floats.data(), b.data());
+    simd.half_to_float(n, halves.data(), reinterpret_cast<float*>(hf.data()));
+    simd.bfloat16_to_float(n, halves.data(), reinterpret_cast<float*>(bf.data()));
+    for (int64_t shift = 0; shift < 32; ++shift) {
+      check(simd.float_to_half_streaming, n, shift, floats.data(), kSentinel16, h, "to half");
+      check(simd.float_to_bfloat16_streaming, n, shift, floats.data(), kSentinel16, b,
+            "to bfloat16");
+      if (shift % 2 == 0) {  // floats: every 4-byte offset of a line
+        const auto widen = [](auto row) {
+          return [row](int64_t k, const uint16_t* in, uint32_t* out) {
+            row(k, in, reinterpret_cast<float*>(out));
+          };
+        };
+        check(widen(simd.half_to_float_streaming), n, shift / 2, halves.data(), kSentinel32, hf,
+              "from half");
+        check(widen(simd.bfloat16_to_float_streaming), n, shift / 2, halves.data(), kSentinel32, bf,
+              "from bfloat16");
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, ConvertSimdTest,
                          ::testing::ValuesIn(kernel_test::SupportedTargets()),
                          kernel_test::ParamName);

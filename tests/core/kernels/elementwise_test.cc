@@ -1,10 +1,14 @@
 // Elementwise kernels over the variant table (kernel_variants.h): every op of every fast
 // variant against the reference on random shapes and layouts and on special values, split
-// over 1 and 2 threads; NaN and tie rules, concurrency and versions on every variant.
+// over 1 and 2 threads; streaming stores at every alignment; NaN and tie rules, concurrency
+// and versions on every variant.
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <limits>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "core/kernels/accuracy.h"
 #include "core/kernels/scalar_ops.h"
@@ -28,6 +32,34 @@ bool SameResult(BinaryOp op, float a, float b, float fast, float ref) {
   const bool arithmetic = op != BinaryOp::kMax && op != BinaryOp::kMin;
   if (arithmetic && std::isnan(a) && std::isnan(b)) return std::isnan(fast) && std::isnan(ref);
   return Bits(fast) == Bits(ref);
+}
+
+// Outputs for the streaming-store tests, inside sentinel-filled buffers: shapes [rows, n]
+// with awkward row lengths (a row of 37 puts each row at another offset within a 64-byte
+// line), each starting at every float offset of a line, so heads, vectors and tails all vary.
+// The last one is above the 2-thread grain, so two pieces stream and fence.
+std::vector<Placed> MisalignedOutputs(BufferPool& pool) {
+  std::vector<Placed> out;
+  const std::vector<int64_t> shapes[] = {{1},   {5},    {15},    {16},   {17},     {63},   {65},
+                                         {257}, {1001}, {3, 37}, {2, 1}, {4, 129}, {70001}};
+  for (const std::vector<int64_t>& shape : shapes) {
+    const int64_t count = Shape(std::span<const int64_t>(shape)).ElementCount();
+    for (int64_t shift = 0; shift < 16; ++shift) {
+      if (count > 10000 && shift != 3 && shift != 10) continue;  // the large one: two offsets
+      Placed p;
+      p.whole = Tensor::Empty(Shape{count + 32}, DType::kFloat, pool);
+      p.whole.Fill(std::bit_cast<float>(kernel_test::kSentinelBits));
+      p.view = p.whole.Slice(0, 16 + shift, 16 + shift + count).TryReshape(shape).value();
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+// The variant's kernels on a 2-thread pool, streaming every output (threshold 0 bytes) or none.
+std::unique_ptr<FastKernels> StreamingKernels(const Variant& v, ThreadPool& pool, bool stream) {
+  return std::make_unique<FastKernels>(*v.target, pool,
+                                       stream ? 0 : std::numeric_limits<int64_t>::max());
 }
 
 // One variant and one op: Combine(FastVariants(), ops) rows.
@@ -92,6 +124,35 @@ TEST_P(BinaryOpTest, SplitOverThreadsGivesTheBitsOfOneThread) {
   });
 }
 
+TEST_P(BinaryOpTest, StreamingStoresGiveTheSameBitsAtAnyAlignmentAndLength) {
+  std::mt19937 rng = Rng(4);
+  ThreadPool two(2);
+  const auto streaming = StreamingKernels(variant(), two, true);
+  const auto ordinary = StreamingKernels(variant(), two, false);
+  for (Placed& out : MisalignedOutputs(pool_)) {
+    const Shape& shape = out.view.shape();
+    Tensor a = Tensor::Empty(shape, DType::kFloat, pool_);
+    kernel_test::FillRandom(a, rng);
+    // b: contiguous, a scalar broadcast or a row broadcast, in turn
+    const int64_t kind = rng() % 3;
+    Tensor b = Tensor::Empty(kind == 0   ? shape
+                             : kind == 1 ? Shape{1}
+                                         : Shape{shape[shape.rank() - 1]},
+                             DType::kFloat, pool_);
+    kernel_test::FillRandom(b, rng);
+    const Tensor bb = b.Expand(shape);
+    Tensor expected = Tensor::Empty(shape, DType::kFloat, pool_);
+    ordinary->Binary(op(), a, bb, expected);
+    streaming->Binary(op(), a, bb, out.view);
+    ASSERT_EQ(kernel_test::SentinelDamage(out), 0) << "wrote outside " << out.view.Describe();
+    kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
+      ASSERT_TRUE(SameResult(op(), a.At<float>(i), bb.At<float>(i), out.view.At<float>(i),
+                             expected.At<float>(i)))
+          << "at " << FormatExtents(i) << " of " << out.view.Describe();
+    });
+  }
+}
+
 TEST_P(UnaryOpTest, IsExactOrWithinItsBoundOnRandomShapesAndLayouts) {
   std::mt19937 rng = Rng(2);
   for (int c = 0; c < 150; ++c) {
@@ -141,6 +202,26 @@ TEST_P(UnaryOpTest, SplitOverThreadsGivesTheBitsOfOneThread) {
   variant().On(two)->Unary(op(), x, o2);
   ASSERT_TRUE(std::equal(o1.Data<float>().begin(), o1.Data<float>().end(), o2.Data<float>().begin(),
                          [](float p, float q) { return Bits(p) == Bits(q); }));
+}
+
+TEST_P(UnaryOpTest, StreamingStoresGiveTheSameBitsAtAnyAlignmentAndLength) {
+  std::mt19937 rng = Rng(4);
+  ThreadPool two(2);
+  const auto streaming = StreamingKernels(variant(), two, true);
+  const auto ordinary = StreamingKernels(variant(), two, false);
+  for (Placed& out : MisalignedOutputs(pool_)) {
+    const Shape& shape = out.view.shape();
+    Tensor x = Tensor::Empty(shape, DType::kFloat, pool_);
+    kernel_test::FillRandom(x, rng);
+    Tensor expected = Tensor::Empty(shape, DType::kFloat, pool_);
+    ordinary->Unary(op(), x, expected);
+    streaming->Unary(op(), x, out.view);
+    ASSERT_EQ(kernel_test::SentinelDamage(out), 0) << "wrote outside " << out.view.Describe();
+    kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) {
+      ASSERT_EQ(Bits(out.view.At<float>(i)), Bits(expected.At<float>(i)))
+          << "at " << FormatExtents(i) << " of " << out.view.Describe();
+    });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fast, BinaryOpTest,

@@ -1,0 +1,27 @@
+// When the fast kernels write their output with streaming (non-temporal) stores.
+//
+// An ordinary store to a line that is not in cache first reads the line from memory
+// (read-for-ownership); a streaming store writes whole lines around the cache. For an output
+// too large to stay in the last-level cache that read is wasted traffic: Add moves 4 streams
+// for 3 of payload. Below the threshold the output is kept in cache for whoever reads it next
+// (docs/kernels.md, "Streaming stores", has the measurements behind the default).
+//
+//   FastKernels k(BestTarget(), ThreadPool::Shared(), /*streaming_min_bytes=*/1024);  // tests
+//   bool stream = out_bytes >= DefaultStreamingMinBytes();
+#pragma once
+
+#include <cstdint>
+
+namespace onemodel {
+
+// This machine's last-level cache in bytes: the highest cache level sysfs lists for cpu0,
+// else sysconf(_SC_LEVEL3_CACHE_SIZE) (which can be wrong: 320 MiB on a VM whose L3 is
+// 32 MiB), else 32 MiB. Read once.
+int64_t LastLevelCacheBytes();
+
+// Outputs of at least this many bytes are written with streaming stores by default: a quarter
+// of the last-level cache (measured crossover: an output that size plus the inputs that made
+// it no longer stay in cache for the next reader).
+int64_t DefaultStreamingMinBytes();
+
+}  // namespace onemodel
