@@ -107,7 +107,8 @@ void AddList(std::string_view op, std::string_view list, std::span<const Tensor>
 int64_t StepValue(std::string_view op, const Tensor& step) {
   if (step.is_null() || step.dtype() != DType::kInt64 || step.ElementCount() != 1 ||
       step.block_size()) {
-    throw TensorTypeException(std::string(op) + ": step must be a one-element INT64 tensor (the "
+    throw TensorTypeException(std::string(op) +
+                              ": step must be a one-element INT64 tensor (the "
                               "count of updates so far, 0 at first), got " +
                               (step.is_null() ? std::string("a null handle") : step.Describe()));
   }
@@ -187,8 +188,8 @@ void AdamWLoop(float* __restrict p, const float* __restrict g, float* __restrict
 }  // namespace
 
 Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
-               std::span<const Tensor> momentum_buffers, const Tensor& step,
-               const SgdOptions& o, const OpContext& ctx) {
+               std::span<const Tensor> momentum_buffers, const Tensor& step, const SgdOptions& o,
+               const OpContext& ctx) {
   constexpr std::string_view op = "SGD";
   Require(o.lr >= 0, op, Bad("lr", o.lr, "must be >= 0"));
   Require(o.momentum >= 0, op, Bad("momentum", o.momentum, "must be >= 0"));
@@ -200,8 +201,7 @@ Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
   std::vector<Operand> operands;
   AddList(op, "params", params, params.size(), true, operands);
   AddList(op, "grads", grads, params.size(), false, operands);
-  AddList(op, "momentum_buffers", momentum_buffers, momentum ? params.size() : 0, true,
-          operands);
+  AddList(op, "momentum_buffers", momentum_buffers, momentum ? params.size() : 0, true, operands);
   CheckOperands(op, operands, params);
   const int64_t before = StepValue(op, step);
 
@@ -225,8 +225,8 @@ Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
 
 Tensor AdamWStep(std::span<const Tensor> params, std::span<const Tensor> grads,
                  std::span<const Tensor> exp_avgs, std::span<const Tensor> exp_avg_sqs,
-                 std::span<const Tensor> max_exp_avg_sqs, const Tensor& step,
-                 const AdamWOptions& o, const OpContext& ctx) {
+                 std::span<const Tensor> max_exp_avg_sqs, const Tensor& step, const AdamWOptions& o,
+                 const OpContext& ctx) {
   constexpr std::string_view op = "AdamW";
   Require(o.lr >= 0, op, Bad("lr", o.lr, "must be >= 0"));
   Require(o.eps >= 0, op, Bad("eps", o.eps, "must be >= 0"));
@@ -238,8 +238,7 @@ Tensor AdamWStep(std::span<const Tensor> params, std::span<const Tensor> grads,
   AddList(op, "grads", grads, params.size(), false, operands);
   AddList(op, "exp_avgs", exp_avgs, params.size(), true, operands);
   AddList(op, "exp_avg_sqs", exp_avg_sqs, params.size(), true, operands);
-  AddList(op, "max_exp_avg_sqs", max_exp_avg_sqs, o.amsgrad ? params.size() : 0, true,
-          operands);
+  AddList(op, "max_exp_avg_sqs", max_exp_avg_sqs, o.amsgrad ? params.size() : 0, true, operands);
   CheckOperands(op, operands, params);
   const int64_t before = StepValue(op, step);
 

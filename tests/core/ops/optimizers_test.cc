@@ -119,17 +119,29 @@ TEST_F(OptimizersTest, RefusedCallsWriteNothing) {
     ops::SgdStep(params, gs, {}, s, o, ctx_);
   };
   const uint64_t before = p.version();
-  ExpectError<TensorShapeException>([&] { refuse({g, g}, step); },
-                                    {"SGD", "grads[1] is [2]", "params[1] is [1]"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        refuse({g, g}, step);
+      },
+      {"SGD", "grads[1] is [2]", "params[1] is [1]"});
   ExpectError<TensorException>([&] { refuse({g}, step); }, {"grads has 1 tensors", "2 params"});
   const Tensor ints = Tensor::Empty(Shape{1}, DType::kInt32, pool_);
-  ExpectError<TensorTypeException>([&] { refuse({g, ints}, step); },
-                                   {"grads[1]", "Cast it to FLOAT"});
-  ExpectError<TensorTypeException>([&] { refuse({g, h}, Vec({0})); },
-                                   {"step must be a one-element INT64 tensor"});
+  ExpectError<TensorTypeException>(
+      [&] {
+        refuse({g, ints}, step);
+      },
+      {"grads[1]", "Cast it to FLOAT"});
+  ExpectError<TensorTypeException>(
+      [&] {
+        refuse({g, h}, Vec({0}));
+      },
+      {"step must be a one-element INT64 tensor"});
   ExpectError<TensorException>([&] { refuse({g, h}, Step(-1)); }, {"step holds -1"});
-  ExpectError<TensorException>([&] { refuse({p, h}, step); },
-                               {"params[0] and grads[0] share memory"});
+  ExpectError<TensorException>(
+      [&] {
+        refuse({p, h}, step);
+      },
+      {"params[0] and grads[0] share memory"});
   EXPECT_EQ(p.version(), before);
   EXPECT_EQ(Values(p), (std::vector<float>{1, 2}));
   EXPECT_EQ(step.Data<int64_t>()[0], 0);
@@ -141,7 +153,9 @@ TEST_F(OptimizersTest, WrittenTensorsMustBeDenseAndDisjointButGradientsMayBeStri
   Tensor g = Vec({1, 1}), step = Step();
   const ops::SgdOptions o{.lr = 1};
   ExpectError<TensorLayoutException>(
-      [&] { ops::SgdStep({&col, 1}, {&g, 1}, {}, step, o, ctx_); },
+      [&] {
+        ops::SgdStep({&col, 1}, {&g, 1}, {}, step, o, ctx_);
+      },
       {"params[0] is a strided view", "contiguous"});
   // Two halves of one buffer are fine; overlapping rows are not.
   Tensor flat = Vec({1, 2, 3, 4});
@@ -152,27 +166,42 @@ TEST_F(OptimizersTest, WrittenTensorsMustBeDenseAndDisjointButGradientsMayBeStri
   const Tensor overlapping[] = {flat.Slice(0, 0, 2), flat.Slice(0, 1, 3)};
   ExpectError<TensorException>([&] { ops::SgdStep(overlapping, grads, {}, step, o, ctx_); },
                                {"params[0] and params[1] share memory"});
-  const Tensor blocked = Tensor::Empty(Shape{1, 2, 1, 1}, DType::kFloat, pool_)
-                             .ToLayout(Layout::kBlocked, pool_, 2);
+  const Tensor blocked =
+      Tensor::Empty(Shape{1, 2, 1, 1}, DType::kFloat, pool_).ToLayout(Layout::kBlocked, pool_, 2);
   ExpectError<TensorLayoutException>(
-      [&] { ops::ClipGradNorm({&blocked, 1}, 1, 2, false, ctx_); }, {"grads[0] is blocked"});
+      [&] {
+        ops::ClipGradNorm({&blocked, 1}, 1, 2, false, ctx_);
+      },
+      {"grads[0] is blocked"});
 }
 
 TEST_F(OptimizersTest, HyperparametersTorchRefusesAreRefused) {
   Tensor p = Vec({1}), g = Vec({1}), step = Step();
   ExpectError<TensorException>(
-      [&] { ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.lr = -1}, ctx_); }, {"invalid lr"});
+      [&] {
+        ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.lr = -1}, ctx_);
+      },
+      {"invalid lr"});
   ExpectError<TensorException>(
-      [&] { ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.nesterov = true}, ctx_); },
+      [&] {
+        ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.nesterov = true}, ctx_);
+      },
       {"nesterov momentum requires momentum > 0 and dampening 0"});
   ExpectError<TensorException>(
-      [&] { ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.momentum = 0.9f}, ctx_); },
+      [&] {
+        ops::SgdStep({&p, 1}, {&g, 1}, {}, step, {.momentum = 0.9f}, ctx_);
+      },
       {"momentum_buffers has 0 tensors"});
   ExpectError<TensorException>(
-      [&] { ops::AdamWStep({&p, 1}, {&g, 1}, {}, {}, {}, step, {.beta2 = 1}, ctx_); },
+      [&] {
+        ops::AdamWStep({&p, 1}, {&g, 1}, {}, {}, {}, step, {.beta2 = 1}, ctx_);
+      },
       {"invalid beta2"});
-  ExpectError<TensorException>([&] { ops::ClipGradNorm({&g, 1}, 1, 0, false, ctx_); },
-                               {"invalid norm_type"});
+  ExpectError<TensorException>(
+      [&] {
+        ops::ClipGradNorm({&g, 1}, 1, 0, false, ctx_);
+      },
+      {"invalid norm_type"});
 }
 
 TEST_F(OptimizersTest, ClipGradNormScalesOnlyAboveTheLimit) {

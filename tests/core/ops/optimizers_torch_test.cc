@@ -97,8 +97,8 @@ class OptimizersTorchTest : public ::testing::Test {
     const std::string stem = ::testing::TempDir() + "/optim_" + std::to_string(::getpid());
     const std::string in_path = stem + "_cases.txt", out_path = stem + "_results.txt";
     std::ofstream(in_path) << input;
-    const std::string cmd = "/usr/bin/python3 " ONEMODEL_OPTIM_SCRIPT " " + in_path + " " +
-                            out_path;
+    const std::string cmd =
+        "/usr/bin/python3 " ONEMODEL_OPTIM_SCRIPT " " + in_path + " " + out_path;
     const int rc = std::system(cmd.c_str());
     if (rc != 0) {
       ADD_FAILURE() << "`" << cmd << "` failed (exit " << rc
@@ -127,19 +127,20 @@ class OptimizersTorchTest : public ::testing::Test {
     while (a >> ta && b >> tb) {
       const double x = std::strtod(ta.c_str(), nullptr), y = std::strtod(tb.c_str(), nullptr);
       EXPECT_NEAR(x, y, 1e-5 * std::fmax(1.0, std::fabs(y))) << "element " << n << " of\n"
-                                                            << ours << "\n" << theirs;
+                                                             << ours << "\n"
+                                                             << theirs;
       ++n;
     }
   }
 
   Case Sgd(std::string name, ops::SgdOptions o) {
     auto buffers = std::make_shared<std::vector<Tensor>>(o.momentum != 0 ? ZerosLike()
-                                                                          : std::vector<Tensor>{});
+                                                                         : std::vector<Tensor>{});
     auto step = std::make_shared<Tensor>(Tensor::Empty(Shape{}, DType::kInt64, pool_, true));
     std::ostringstream attrs;
-    attrs << "lr=" << Hex(o.lr) << " momentum=" << Hex(o.momentum) << " dampening="
-          << Hex(o.dampening) << " nesterov=" << o.nesterov << " weight_decay="
-          << Hex(o.weight_decay);
+    attrs << "lr=" << Hex(o.lr) << " momentum=" << Hex(o.momentum)
+          << " dampening=" << Hex(o.dampening) << " nesterov=" << o.nesterov
+          << " weight_decay=" << Hex(o.weight_decay);
     return {std::move(name), "sgd", attrs.str(),
             [=, this](std::vector<Tensor>& p, const std::vector<Tensor>& g) {
               ops::SgdStep(p, g, *buffers, *step, o, ctx_).Dispose();
@@ -149,8 +150,8 @@ class OptimizersTorchTest : public ::testing::Test {
   Case AdamW(std::string name, ops::AdamWOptions o) {
     auto m = std::make_shared<std::vector<Tensor>>(ZerosLike());
     auto v = std::make_shared<std::vector<Tensor>>(ZerosLike());
-    auto vmax = std::make_shared<std::vector<Tensor>>(o.amsgrad ? ZerosLike()
-                                                                : std::vector<Tensor>{});
+    auto vmax =
+        std::make_shared<std::vector<Tensor>>(o.amsgrad ? ZerosLike() : std::vector<Tensor>{});
     auto step = std::make_shared<Tensor>(Tensor::Empty(Shape{}, DType::kInt64, pool_, true));
     std::ostringstream attrs;
     attrs << "lr=" << Hex(o.lr) << " beta1=" << Hex(o.beta1) << " beta2=" << Hex(o.beta2)
@@ -168,15 +169,14 @@ TEST_F(OptimizersTorchTest, HundredStepsMatchTorchOptim) {
   std::vector<Case> cases;
   cases.push_back(Sgd("sgd_plain", {.lr = 0.1f}));
   cases.push_back(Sgd("sgd_momentum", {.lr = 0.05f, .momentum = 0.9f}));
+  cases.push_back(Sgd("sgd_dampening_decay",
+                      {.lr = 0.05f, .momentum = 0.8f, .dampening = 0.3f, .weight_decay = 0.01f}));
   cases.push_back(
-      Sgd("sgd_dampening_decay", {.lr = 0.05f, .momentum = 0.8f, .dampening = 0.3f,
-                                  .weight_decay = 0.01f}));
-  cases.push_back(Sgd("sgd_nesterov", {.lr = 0.02f, .momentum = 0.9f, .nesterov = true,
-                                       .weight_decay = 0.1f}));
+      Sgd("sgd_nesterov", {.lr = 0.02f, .momentum = 0.9f, .nesterov = true, .weight_decay = 0.1f}));
   cases.push_back(AdamW("adamw_default", {}));
-  cases.push_back(AdamW("adamw_betas_decay",
-                        {.lr = 0.01f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-6f,
-                         .weight_decay = 0.1f}));
+  cases.push_back(
+      AdamW("adamw_betas_decay",
+            {.lr = 0.01f, .beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-6f, .weight_decay = 0.1f}));
   cases.push_back(AdamW("adamw_amsgrad", {.lr = 0.01f, .amsgrad = true}));
   for (const float norm_type : {2.0f, 1.5f, std::numeric_limits<float>::infinity()}) {
     cases.push_back({"clip_" + Hex(norm_type), "clip",
