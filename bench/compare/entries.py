@@ -77,6 +77,9 @@ ENTRIES = [
           ("py", "put_get_64m_raw_stream"),
           "UploadTensor + DownloadTensor through the stub, 1 MiB chunks, no conversion (Python)",
           0.8, "gRPC transport in Python"),
+    Entry("adamw_1m_params_vs_torch", "ms", ("ours", "adamw_1m"), ("torch", "adamw_1m"),
+          "torch.optim.AdamW(foreach=True).step, four [512, 512] parameters", 2.0,
+          "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.
