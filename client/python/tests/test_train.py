@@ -151,6 +151,13 @@ def test_step_updates_in_place_so_an_old_graph_cannot_backward(sess):
         loss.backward()
 
 
+def test_maximize_steps_along_the_gradient(sess):
+    w = sess.parameter(np.array([1.0, 2.0], np.float32))
+    (w * np.array([3.0, 4.0], np.float32)).sum().backward()
+    optim.SGD([w], lr=0.5, maximize=True).step()
+    np.testing.assert_array_equal(w.numpy(), [1 + 1.5, 2 + 2.0])
+
+
 @pytest.mark.parametrize('norm_type', [2.0, 1.0, float('inf')])
 def test_clip_grad_norm_matches_torch(sess, norm_type):
     x, values, onehot = data(13)

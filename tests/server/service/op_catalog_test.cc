@@ -199,6 +199,18 @@ TEST_F(OpCatalogTest, DefaultsAreTypedValues) {
   EXPECT_EQ(reply.operations(0).attributes(1).kind(), v1::ATTRIBUTE_KIND_FLOAT);
 }
 
+TEST_F(OpCatalogTest, TheOptimizersLastInputIsVariadic) {
+  v1::ListOperationsReply reply;
+  ListOperations("AdamW", &reply);
+  ASSERT_EQ(reply.operations(0).inputs_size(), 2);
+  EXPECT_EQ(reply.operations(0).inputs(0).name(), "step");
+  EXPECT_FALSE(reply.operations(0).inputs(0).variadic());
+  EXPECT_TRUE(reply.operations(0).inputs(1).variadic());
+  reply.Clear();
+  ListOperations("Add", &reply);
+  EXPECT_FALSE(reply.operations(0).inputs(1).variadic());
+}
+
 TEST_F(OpCatalogTest, UnknownNamesSuggestTheNearest) {
   v1::ListOperationsReply reply;
   try {
