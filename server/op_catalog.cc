@@ -64,6 +64,7 @@ v1::Attribute DefaultOf(v1::Attribute::ValueCase kind, std::string_view text) {
 void FillOperationSpec(const OpSpec& spec, v1::OperationSpec* out) {
   out->set_name(std::string(spec.name));
   for (std::string_view input : spec.inputs) out->add_inputs()->set_name(std::string(input));
+  if (spec.variadic) out->mutable_inputs(out->inputs_size() - 1)->set_variadic(true);
   for (const AttrSpec& attribute : spec.attributes) {
     v1::AttributeSpec* a = out->add_attributes();
     a->set_name(std::string(attribute.name));

@@ -14,6 +14,7 @@
 #include "core/ops/views.h"
 #include "server/logging.h"
 #include "server/nearest_names.h"
+#include "server/optimizer_ops.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
@@ -181,6 +182,30 @@ const OpSpec kOps[] = {
     {"Unsqueeze", {"X"}, {{"dim", kI, "0", "where the new extent-1 dimension goes"}}, true,
      "a view of X with one more dimension, of extent 1",
      [](const OpCall& c) { return ops::Unsqueeze(c.in(0), c.Int32("dim", 0), c.ctx()); }},
+    {"SGD", {"step", "tensors"},
+     {{"lr", kF, "", "the learning rate"},
+      {"momentum", kF, "0", "the momentum factor; not 0 adds the momentum_buffers list"},
+      {"dampening", kF, "0", "dampening for momentum"},
+      {"nesterov", kI, "0", "1 uses Nesterov momentum"},
+      {"weight_decay", kF, "0", "L2 penalty added to the gradient"}},
+     false, "torch.optim.SGD's step on params, grads[, momentum_buffers] in place; the new step",
+     &RunSgd, true},
+    {"AdamW", {"step", "tensors"},
+     {{"lr", kF, "0.001", "the learning rate"},
+      {"beta1", kF, "0.9", "decay of the running mean of gradients"},
+      {"beta2", kF, "0.999", "decay of the running mean of squared gradients"},
+      {"eps", kF, "1e-08", "added to the denominator"},
+      {"weight_decay", kF, "0.01", "decoupled weight decay"},
+      {"amsgrad", kI, "0", "1 uses AMSGrad (adds the max_exp_avg_sqs list)"}},
+     false,
+     "torch.optim.AdamW's step on params, grads, exp_avgs, exp_avg_sqs in place; the new step",
+     &RunAdamW, true},
+    {"ClipGradNorm", {"grads"},
+     {{"max_norm", kF, "", "the largest total norm left unscaled"},
+      {"norm_type", kF, "2", "the p of the p-norm (inf: the largest magnitude)"},
+      {"error_if_nonfinite", kI, "0", "1 refuses a NaN or infinite total norm"}},
+     false, "scales grads in place to a total norm of at most max_norm; the total norm",
+     &RunClipGradNorm, true},
 };
 // clang-format on
 
@@ -222,6 +247,11 @@ int OpCall::Int32(std::string_view name, int fallback) const {
     Fail("attribute '" + std::string(name) + "' = " + std::to_string(v) + " is out of range");
   }
   return static_cast<int>(v);
+}
+
+float OpCall::Float(std::string_view name) const {
+  if (!Has(name)) Fail("attribute '" + std::string(name) + "' (a float) is required");
+  return Float(name, 0);
 }
 
 float OpCall::Float(std::string_view name, float fallback) const {
@@ -291,9 +321,10 @@ const OpSpec& RequireOp(std::string_view name, grpc::StatusCode code) {
 
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
   const int want = static_cast<int>(spec.inputs.size());
-  if (inputs != want) {
-    throw InvalidArgument("it takes " + std::to_string(want) + (want == 1 ? " input" : " inputs") +
-                          " (got " + std::to_string(inputs) + ")");
+  if (spec.variadic ? inputs < want : inputs != want) {
+    throw InvalidArgument("it takes " + std::string(spec.variadic ? "at least " : "") +
+                          std::to_string(want) + (want == 1 ? " input" : " inputs") + " (got " +
+                          std::to_string(inputs) + ")");
   }
   for (const auto& [name, value] : attributes) {
     const std::string& given = name;  // (clang 14 cannot capture a structured binding)

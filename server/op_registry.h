@@ -34,6 +34,8 @@ class OpCall {
       : inputs_(inputs), attributes_(attributes), ctx_(ctx) {}
 
   const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
+  // Inputs i, i+1, ...: a variadic input's tensors.
+  std::span<const Tensor> From(int i) const { return inputs_.subspan(static_cast<size_t>(i)); }
   const OpContext& ctx() const { return ctx_; }
   bool Has(std::string_view name) const;
   // Readers: the attribute, or the fallback when absent; a wrong type throws RpcError.
@@ -41,6 +43,7 @@ class OpCall {
   int64_t Int(std::string_view name, int64_t fallback) const;
   // An int that must fit in 32 bits (axes, dims).
   int Int32(std::string_view name, int fallback) const;
+  float Float(std::string_view name) const;
   float Float(std::string_view name, float fallback) const;
   std::string_view String(std::string_view name) const;
   std::vector<int64_t> Ints(std::string_view name) const;
@@ -75,6 +78,7 @@ struct OpSpec {
   bool differentiable;   // backward goes through it (it records a node for floating inputs)
   std::string_view doc;  // one line
   Tensor (*run)(const OpCall& call);
+  bool variadic = false;  // the last input repeats (one or more tensors; OpCall::From)
 };
 
 // The operation called `name`, or null.
@@ -85,8 +89,8 @@ const OpSpec& RequireOp(std::string_view name,
                         grpc::StatusCode code = grpc::StatusCode::INVALID_ARGUMENT);
 // Every operation, in table order.
 std::span<const OpSpec> AllOps();
-// Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs and knows every
-// attribute in `attributes`.
+// Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs (at least its count
+// when variadic) and knows every attribute in `attributes`.
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes);
 
 }  // namespace onemodel::server

@@ -29,5 +29,7 @@ void AddKernelCases(CaseRegistry& cases);
 void AddMemoryCases(CaseRegistry& cases);
 // One SGD step of a 784-256-10 MLP (forward, backward, update) on batch 64.
 void AddMlpCase(CaseRegistry& cases);
+// One AdamW step over 1M parameters (four [512, 512] tensors).
+void AddOptimCases(CaseRegistry& cases);
 
 }  // namespace onemodel::bench

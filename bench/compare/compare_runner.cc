@@ -52,6 +52,7 @@ int Serve() {
   AddKernelCases(registry);
   AddMemoryCases(registry);
   AddMlpCase(registry);
+  AddOptimCases(registry);
   std::map<std::string, Ready> ready;
   std::string line;
   while (std::getline(std::cin, line)) {

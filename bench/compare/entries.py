@@ -82,6 +82,9 @@ ENTRIES = [
     _bw("add_16m_vs_stream_triad_nt", "add_16m", "triad_nt_16m", 0.9),
     Entry("relu_16m_vs_torch", "GB/s", ("ours", "relu_16m"), ("torch", "relu_16m"),
           "torch.clamp_min(x, 0, out=) (relu has no out= form)", 1.4, "bandwidth"),
+    Entry("adamw_1m_params_vs_torch", "ms", ("ours", "adamw_1m"), ("torch", "adamw_1m"),
+          "torch.optim.AdamW(foreach=True).step, four [512, 512] parameters", 2.0,
+          "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

@@ -104,6 +104,15 @@ def mlp_step():
     return step
 
 
+def adamw_1m():
+    """optim_case.cc's step: torch.optim.AdamW (foreach) over four [512, 512] parameters."""
+    params = [((torch.rand(512, 512) * 2 - 1) * 0.05).requires_grad_() for _ in range(4)]
+    for p in params:
+        p.grad = torch.rand(512, 512) * 2 - 1
+    opt = torch.optim.AdamW(params, lr=1e-3, foreach=True)
+    return opt.step
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -112,6 +121,7 @@ CASES = {
     "maxpool_channels_last": maxpool_forward,
     "maxpool_backward": maxpool_backward,
     "mlp_step": mlp_step,
+    "adamw_1m": adamw_1m,
 }
 
 if __name__ == "__main__":

@@ -417,5 +417,93 @@ TEST_F(OpsTest, ViewOpsChangeExtentOneDimensions) {
   EXPECT_EQ(Values(unsqueezed), x);
 }
 
+// The optimizers' steps here, as torch.optim defines them (one parameter).
+struct AdamWReference {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 1e-2f;
+  std::vector<float> m{}, v{};
+  int step = 0;
+  void Step(std::vector<float>& p, const std::vector<float>& g) {
+    m.resize(p.size());
+    v.resize(p.size());
+    ++step;
+    const double bc1 = 1 - std::pow(double{beta1}, step), bc2 = 1 - std::pow(double{beta2}, step);
+    for (size_t i = 0; i < p.size(); ++i) {
+      p[i] *= 1 - lr * weight_decay;
+      m[i] = beta1 * m[i] + (1 - beta1) * g[i];
+      v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
+      const double denom = std::sqrt(v[i]) / std::sqrt(bc2) + eps;
+      p[i] -= static_cast<float>(lr / bc1 * m[i] / denom);
+    }
+  }
+};
+
+TEST_F(OpsTest, AdamWUpdatesEveryParameterAndItsStatesInPlace) {
+  std::vector<float> w = RandomFloats(6, 90), b = RandomFloats(3, 91);
+  const TensorHandle hw = Put(w, {2, 3}), hb = Put(b, {3});
+  const TensorHandle step = session_->Put<int64_t>(std::vector<int64_t>{0}, {});
+  const TensorHandle mw = Put(std::vector<float>(6), {2, 3}),
+                     vw = Put(std::vector<float>(6), {2, 3});
+  const TensorHandle mb = Put(std::vector<float>(3), {3}), vb = Put(std::vector<float>(3), {3});
+  AdamWReference rw{.lr = 0.01f}, rb{.lr = 0.01f};
+  for (int s = 1; s <= 3; ++s) {
+    const std::vector<float> gw = RandomFloats(6, 92 + s), gb = RandomFloats(3, 95 + s);
+    const TensorHandle result = Run(
+        "AdamW", {step, hw, hb, Put(gw, {2, 3}), Put(gb, {3}), mw, mb, vw, vb}, {{"lr", 0.01f}});
+    EXPECT_EQ(session_->Get<int64_t>(result), std::vector<int64_t>{s}) << "the new step count";
+    rw.Step(w, gw);
+    rb.Step(b, gb);
+    ExpectClose(Values(hw), w);
+    ExpectClose(Values(hb), b);
+    ExpectClose(Values(mb), rb.m);
+    ExpectClose(Values(vw), rw.v);
+  }
+  EXPECT_EQ(session_->Get<int64_t>(step), std::vector<int64_t>{3});
+}
+
+TEST_F(OpsTest, SgdStepsAParameterSoTheGraphThatSavedItCannotBackward) {
+  const TensorHandle w =
+      session_->Put<float>(std::vector<float>{1, 2}, {2}, {.requires_grad = true});
+  const TensorHandle x = Put({3, 4}, {2});
+  client::RunBuilder run;
+  const client::RunOutput loss = run.Op("Sum", {run.Op("Mul", {w, x})});  // Mul saves w
+  const TensorHandle root = session_->Run(run)[loss];
+  const TensorHandle g = session_->Backward(root, {w}, {.retain_graph = true})[0];
+  const TensorHandle buf = Put({0, 0}, {2});
+  const TensorHandle step = session_->Put<int64_t>(std::vector<int64_t>{0}, {});
+  Run("SGD", {step, w, g, buf}, {{"lr", 0.5f}, {"momentum", 0.9f}});
+  EXPECT_EQ(Values(w), (std::vector<float>{1 - 1.5f, 2 - 2.0f}));
+  EXPECT_EQ(Values(buf), (std::vector<float>{3, 4})) << "the first step sets the buffer to grad";
+  EXPECT_EQ(w.info().version() + 1, session_->Describe(w).info().version());
+  EXPECT_TRUE(FailsWith([&] { session_->Backward(root, {w}); },
+                        grpc::StatusCode::FAILED_PRECONDITION, {"version"}));
+}
+
+TEST_F(OpsTest, ClipGradNormReturnsTheTotalNormAndScalesTheGradients) {
+  const TensorHandle a = Put({3, 0}, {2}), b = Put({4}, {1});
+  const TensorHandle norm = Run("ClipGradNorm", {a, b}, {{"max_norm", 1.0f}});
+  EXPECT_THAT(Values(norm), ElementsAre(5.0f));
+  ExpectClose(Values(a), {0.6f, 0});
+  ExpectClose(Values(b), {0.8f});
+}
+
+TEST_F(OpsTest, MalformedOptimizerCallsAreInvalidArgumentsSayingWhatIsWrong) {
+  const TensorHandle p = Put({1, 2}, {2}), g = Put({1, 1}, {2}), short_g = Put({1}, {1});
+  const TensorHandle step = session_->Put<int64_t>(std::vector<int64_t>{0}, {});
+  const auto fails = [&](const std::vector<RunInput>& inputs, const std::vector<NamedAttr>& attrs,
+                         const std::vector<std::string>& parts) {
+    return FailsWith([&] { Run("SGD", inputs, attrs); }, grpc::StatusCode::INVALID_ARGUMENT, parts);
+  };
+  EXPECT_TRUE(fails({step, p, g}, {}, {"attribute 'lr' (a float) is required"}));
+  EXPECT_TRUE(fails({step, p, g}, {{"lr", "fast"}}, {"attribute 'lr' must be a float (f)"}));
+  EXPECT_TRUE(fails({step, p, g}, {{"lr", 0.1f}, {"momentum", 0.9f}},
+                    {"N params, then N grads, then N momentum_buffers", "got 2 tensors"}));
+  EXPECT_TRUE(fails({step, p, short_g}, {{"lr", 0.1f}}, {"grads[0] is [1]", "params[0] is [2]"}));
+  EXPECT_TRUE(fails({p, p, g}, {{"lr", 0.1f}}, {"step must be a one-element INT64 tensor"}));
+  EXPECT_TRUE(fails({step, p, p}, {{"lr", 0.1f}}, {"params[0] and grads[0] share memory"}));
+  EXPECT_TRUE(fails({step, p, g}, {{"lr", -1.0f}}, {"invalid lr"}));
+  EXPECT_THAT(Values(p), ElementsAre(1, 2)) << "a refused call writes nothing";
+  EXPECT_EQ(session_->Get<int64_t>(step), std::vector<int64_t>{0});
+}
+
 }  // namespace
 }  // namespace onemodel::testing

@@ -337,6 +337,25 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("squeeze",
       {Op("Squeeze", {Inline(Floats({1, 3, 1}, {1, 2, 3}))}, {{"axes", IntsAttr({0})}})});
   add("unsqueeze", {Op("Unsqueeze", {x}, {{"dim", IntAttr(2)}})});
+  TensorProto step_proto = Header(TensorProto::INT64, {});
+  step_proto.add_int64_data(0);
+  const v1::Input step = Inline(step_proto);
+  const v1::Input g = Inline(Floats({2, 3}, {1, -2, 3, -4, 5, -6}));
+  const auto zeros = [] { return Inline(Floats({2, 3}, {0, 0, 0, 0, 0, 0})); };
+  add("sgd-momentum",
+      {Op("SGD", {step, x, g, zeros()},
+          {{"lr", FloatAttr(0.1f)}, {"momentum", FloatAttr(0.9f)}, {"nesterov", IntAttr(1)}})});
+  add("sgd-uneven-lists", {Op("SGD", {step, x, g, y}, {{"lr", FloatAttr(0.1f)}})});
+  add("sgd-float-step", {Op("SGD", {scalar, x, g}, {{"lr", FloatAttr(0.1f)}})});
+  add("adamw-amsgrad", {Op("AdamW", {step, x, g, zeros(), zeros(), zeros()},
+                           {{"amsgrad", IntAttr(1)}, {"eps", FloatAttr(0)}})});
+  add("adamw-aliased", {Op("AdamW", {step, x, x, xt, zeros()})});
+  add("adamw-strided-param", {Op("AdamW", {step, xt, g, zeros(), zeros()})});
+  add("clipgradnorm", {Op("ClipGradNorm", {x, y},
+                          {{"max_norm", FloatAttr(0.5f)},
+                           {"norm_type", FloatAttr(std::numeric_limits<float>::infinity())}})});
+  add("clipgradnorm-empty", {Op("ClipGradNorm", {empty, image},
+                                {{"max_norm", FloatAttr(1)}, {"error_if_nonfinite", IntAttr(1)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();

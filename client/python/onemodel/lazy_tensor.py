@@ -121,7 +121,7 @@ class Tensor:
 
     __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_attrs', '_placement',
                  '_no_grad', '_site', '_shape', '_dtype', '_requires_grad', '_grad_fn', '_leaf',
-                 'grad', '_host', '__weakref__')
+                 'grad', '__weakref__')
 
     _graph: Any                     # onemodel.pending.Graph of the session
     _info: Any                      # the server's TensorInfo, once sent
@@ -139,7 +139,6 @@ class Tensor:
     _grad_fn: Optional[str]
     _leaf: bool
     grad: Optional[Tensor]
-    _host: Optional[np.ndarray]     # a parameter's host copy (onemodel.optim)
 
     __array_ufunc__ = None  # numpy `array + t` defers to Tensor.__radd__ instead of converting t
     __hash__ = object.__hash__
@@ -150,7 +149,7 @@ class Tensor:
 
     def _init(self, graph: Any) -> None:
         self._graph = graph
-        self._info = self._error = self._op = self._site = self._host = self.grad = None
+        self._info = self._error = self._op = self._site = self.grad = None
         self._inputs, self._attrs, self._placement, self._no_grad = (), {}, None, False
         self._leaf, self._epoch = False, 0
 
@@ -312,8 +311,6 @@ class Tensor:
         arr, _ = _t.as_array(value, self.dtype)
         remote = self.session.put(arr, target=self.handle, dtype=self.dtype)
         self._info = remote.info
-        if self._host is not None:
-            self._host = arr.copy()
         return self
 
     def __repr__(self) -> str:
@@ -577,6 +574,4 @@ def tensor(session: Any, data: Any, *, requires_grad: bool = False, dtype: Any =
 def parameter(session: Any, data: Any, *, dtype: Any = None) -> Tensor:
     """A leaf that requires gradients, in the pool (it survives arena resets). The optimizers
     of onemodel.optim update it in place."""
-    t = tensor(session, data, requires_grad=True, dtype=dtype, placement='pool')
-    t._host = _t.as_array(data, t.dtype)[0].copy()
-    return t
+    return tensor(session, data, requires_grad=True, dtype=dtype, placement='pool')

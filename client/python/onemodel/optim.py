@@ -1,11 +1,11 @@
-"""Optimizers for onemodel.Tensor parameters, with torch.optim's definitions.
+"""Optimizers for onemodel.Tensor parameters, with torch.optim's definitions, run on the server.
 
-onemodeld has no optimizer operations yet, so these are the documented client-side fallback
-(docs/python.md): step() downloads each gradient (GetTensor), updates a host copy of the
-parameter in float32 numpy exactly as torch.optim.SGD / AdamW define it, and writes the new
-values into the parameter in place (PutTensor target): two round trips per parameter, and the
-parameter keeps its handle. Parameters must come from Session.parameter() (which keeps the host
-copy) and be written only through Tensor.copy_() or these optimizers.
+step() is one Run of the server's SGD or AdamW operation (docs/protocol.md section 5) over
+every parameter that has a gradient: parameters and their states (momentum buffers, moment
+estimates, the step counter) are updated in place on the server, and nothing is downloaded.
+States are pool tensors of zeros the optimizer makes when it is created (PutTensor each), so
+every step is exactly one Run. clip_grad_norm_ is
+torch.nn.utils.clip_grad_norm_ as the server's ClipGradNorm.
 """
 
 from __future__ import annotations
@@ -14,38 +14,64 @@ from typing import Any, Dict, Iterable, List, Tuple
 
 import numpy as np
 
+from .lazy_tensor import Tensor, apply, tensor
+
 
 class Optimizer:
-    """Holds the parameters and per-parameter state; subclasses define _update."""
+    """Holds the parameters and their server-side states; subclasses name the operation,
+    its attributes and its state lists."""
+
+    op = ''
+    state_lists: Tuple[str, ...] = ()
 
     def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]) -> None:
         self.params = list(params)
         self.defaults = defaults
-        self.state: List[Dict[str, Any]] = [{} for _ in self.params]
+        if not self.params:
+            raise ValueError('the optimizer got an empty parameter list')
         for p in self.params:
-            if getattr(p, '_host', None) is None:
-                raise ValueError('%r is not a parameter: make it with Session.parameter()' % (p,))
+            if not isinstance(p, Tensor):
+                raise TypeError('%r is not a onemodel.Tensor: make parameters with '
+                                'Session.parameter()' % (p,))
+        self.state: List[Dict[str, Tensor]] = [{} for _ in self.params]
+        # the updates so far, an INT64 scalar on the server
+        self._step = tensor(self.params[0].session, np.zeros((), np.int64), placement='pool')
 
-    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
-        """The parameter's new values from its values, gradient and state."""
+    def _make_states(self, names: Tuple[str, ...]) -> None:
+        """The state tensors `names` of every parameter: zeros in the pool."""
+        self.state_lists = names
+        for p, state in zip(self.params, self.state):
+            for name in names:
+                state[name] = tensor(p.session, np.zeros(p.shape, np.float32), placement='pool')
+
+    def _attributes(self) -> Dict[str, Any]:
+        """The operation's attributes from the hyperparameters."""
         raise NotImplementedError
 
     def zero_grad(self) -> None:
-        """Forgets the gradients (like torch's set_to_none=True)."""
+        """Forgets the gradients (like torch's set_to_none=True). Backward returns new
+        gradients each time, so nothing on the server needs zeroing."""
         for p in self.params:
             p.grad = None
 
     def step(self) -> None:
-        """Updates every parameter that has a gradient."""
-        for p, state in zip(self.params, self.state):
-            if p.grad is None:
-                continue
-            g = np.asarray(p.grad.numpy(), dtype=np.float32)
-            p.copy_(self._update(p._host, g, state))
+        """Updates every parameter that has a gradient: one Run."""
+        chosen = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if not chosen:
+            return
+        lists: List[List[Tensor]] = [[self.params[i] for i in chosen]]
+        grads = [self.params[i].grad for i in chosen]
+        lists.append([-g for g in grads] if self.defaults.get('maximize') else grads)
+        for name in self.state_lists:
+            lists.append([self.state[i][name] for i in chosen])
+        apply(self.op, self._step, *[t for ts in lists for t in ts],
+              **self._attributes()).flush()
 
 
 class SGD(Optimizer):
     """torch.optim.SGD: momentum, dampening, nesterov, weight_decay, maximize."""
+
+    op = 'SGD'
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
@@ -55,50 +81,41 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
+        self._make_states(('momentum_buffer',) if momentum != 0 else ())
 
-    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
+    def _attributes(self) -> Dict[str, Any]:
         d = self.defaults
-        f = np.float32
-        if d['maximize']:
-            g = -g
-        if d['weight_decay']:
-            g = g + f(d['weight_decay']) * p
-        if d['momentum']:
-            buf = state.get('momentum_buffer')
-            if buf is None:
-                buf = g.copy()
-            else:
-                buf = f(d['momentum']) * buf + f(1 - d['dampening']) * g
-            state['momentum_buffer'] = buf
-            g = g + f(d['momentum']) * buf if d['nesterov'] else buf
-        return p - f(d['lr']) * g
+        return dict(lr=float(d['lr']), momentum=float(d['momentum']),
+                    dampening=float(d['dampening']), nesterov=int(bool(d['nesterov'])),
+                    weight_decay=float(d['weight_decay']))
 
 
 class AdamW(Optimizer):
     """torch.optim.AdamW: betas, eps, weight_decay (decoupled), amsgrad, maximize."""
+
+    op = 'AdamW'
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize))
+        self._make_states(('exp_avg', 'exp_avg_sq') + (('max_exp_avg_sq',) if amsgrad else ()))
 
-    def _update(self, p: np.ndarray, g: np.ndarray, state: Dict[str, Any]) -> np.ndarray:
+    def _attributes(self) -> Dict[str, Any]:
         d = self.defaults
-        f = np.float32
-        b1, b2 = d['betas']
-        if d['maximize']:
-            g = -g
-        if not state:
-            state.update(step=0, exp_avg=np.zeros_like(p), exp_avg_sq=np.zeros_like(p),
-                         max_exp_avg_sq=np.zeros_like(p))
-        state['step'] += 1
-        t = state['step']
-        p = p * f(1 - d['lr'] * d['weight_decay'])
-        m = state['exp_avg'] = state['exp_avg'] * f(b1) + f(1 - b1) * g
-        v = state['exp_avg_sq'] = state['exp_avg_sq'] * f(b2) + f(1 - b2) * g * g
-        if d['amsgrad']:
-            v = state['max_exp_avg_sq'] = np.maximum(state['max_exp_avg_sq'], v)
-        bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
-        denom = np.sqrt(v) / f(np.sqrt(bias2)) + f(d['eps'])
-        return (p - f(d['lr'] / bias1) * (m / denom)).astype(np.float32)
+        return dict(lr=float(d['lr']), beta1=float(d['betas'][0]), beta2=float(d['betas'][1]),
+                    eps=float(d['eps']), weight_decay=float(d['weight_decay']),
+                    amsgrad=int(bool(d['amsgrad'])))
+
+
+def clip_grad_norm_(parameters: Iterable[Any], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> Tensor:
+    """torch.nn.utils.clip_grad_norm_: scales the gradients of `parameters` in place so that
+    their total norm is at most max_norm (one Run); returns the total norm before clipping, a
+    FLOAT scalar Tensor."""
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        raise ValueError('no parameter has a gradient: call backward() first')
+    return apply('ClipGradNorm', *grads, max_norm=float(max_norm), norm_type=float(norm_type),
+                 error_if_nonfinite=int(bool(error_if_nonfinite))).flush()

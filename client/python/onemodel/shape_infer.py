@@ -19,8 +19,10 @@ Attrs = Dict[str, Any]
 FLOAT = _t.DataType.FLOAT
 # operations whose output keeps the input's data type (the rest compute FLOAT, or Cast)
 SAME_TYPE = frozenset({'Contiguous', 'Copy', 'Detach', 'ToLayout'})
-# operations that never record for backward
-NOT_DIFFERENTIABLE = frozenset({'Detach'})
+# operations that never record for backward (the optimizers update their inputs in place)
+NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'})
+# the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
+_STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
 # the grad_fn name the server gives (docs/protocol.md section 3)
 GRAD_FN_NAME = {'Transpose': 'Permute'}
 
@@ -140,6 +142,7 @@ _RULES = {
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
+_RULES.update({op: (lambda s, a: ()) for op in ('SGD', 'AdamW', 'ClipGradNorm')})
 KNOWN = frozenset(_RULES)
 
 
@@ -164,6 +167,8 @@ def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.Dat
             return None
     if op in SAME_TYPE:
         return dtypes[0] if dtypes else None
+    if op in _STEP_COUNTERS:
+        return _t.DataType.INT64
     return FLOAT if op in KNOWN else None
 
 

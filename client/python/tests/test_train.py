@@ -130,11 +130,49 @@ def test_adamw_matches_torch(client, kw):
     assert losses[-1] < losses[0]
 
 
-def test_optimizer_needs_parameters(sess):
-    with pytest.raises(ValueError, match='Session.parameter'):
-        optim.SGD([sess.tensor(np.ones(2), requires_grad=True)], lr=0.1)
+def test_optimizer_needs_tensors(sess):
+    with pytest.raises(TypeError, match='Session.parameter'):
+        optim.SGD([np.ones(2)], lr=0.1)
+    with pytest.raises(ValueError, match='empty parameter list'):
+        optim.AdamW([])
     with pytest.raises(ValueError, match='Nesterov'):
         optim.SGD([sess.parameter(np.ones(2))], lr=0.1, nesterov=True)
+
+
+def test_step_updates_in_place_so_an_old_graph_cannot_backward(sess):
+    w = sess.parameter(np.array([1.0, 2.0], np.float32))
+    loss = (w * np.array([3.0, 4.0], np.float32)).sum()   # Mul saves w
+    loss.backward(retain_graph=True)
+    handle = w.handle
+    optim.SGD([w], lr=0.5).step()
+    assert w.handle == handle
+    np.testing.assert_array_equal(w.numpy(), [1 - 1.5, 2 - 2.0])
+    with pytest.raises(onemodel.FailedPrecondition, match='version'):
+        loss.backward()
+
+
+def test_maximize_steps_along_the_gradient(sess):
+    w = sess.parameter(np.array([1.0, 2.0], np.float32))
+    (w * np.array([3.0, 4.0], np.float32)).sum().backward()
+    optim.SGD([w], lr=0.5, maximize=True).step()
+    np.testing.assert_array_equal(w.numpy(), [1 + 1.5, 2 + 2.0])
+
+
+@pytest.mark.parametrize('norm_type', [2.0, 1.0, float('inf')])
+def test_clip_grad_norm_matches_torch(sess, norm_type):
+    x, values, onehot = data(13)
+    params = [sess.parameter(v) for v in values]
+    om_loss(x, params, onehot).backward()
+    tp = torch_params(values)
+    torch_loss(x, tp, onehot).backward()
+    total = optim.clip_grad_norm_(params, 0.1, norm_type)
+    assert total.shape == () and total.dtype == onemodel.DataType.FLOAT
+    ttotal = torch.nn.utils.clip_grad_norm_(tp, 0.1, norm_type)
+    np.testing.assert_allclose(total.item(), ttotal.item(), rtol=1e-5)
+    for p, t in zip(params, tp):
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match='backward'):
+        optim.clip_grad_norm_([sess.parameter(np.ones(2))], 1.0)
 
 
 class MLP(nn.Module):

@@ -35,7 +35,9 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"Expand.shape", IntsAttr({2, 1, 2, 4, 4})},
                                                {"Slice.start", IntAttr(0)},
                                                {"Slice.stop", IntAttr(1)},
-                                               {"Permute.perm", IntsAttr({0, 2, 3, 1})}};
+                                               {"Permute.perm", IntsAttr({0, 2, 3, 1})},
+                                               {"SGD.lr", FloatAttr(0.1f)},
+                                               {"ClipGradNorm.max_norm", FloatAttr(1)}};
   return values->at(op + "." + attribute);
 }
 
@@ -69,12 +71,25 @@ class OpCatalogTest : public ::testing::Test {
     for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>(i % 7 + 1);
     return requires_grad ? t.WithRequiresGrad() : t;
   }
+  // Inputs for `spec`: the same [1, 2, 4, 4] tensor for each, or for a variadic operation (an
+  // optimizer) a zero step counter when it takes one and distinct tensors for its lists at
+  // default attributes.
+  std::vector<Tensor> Inputs(const OpSpec& spec, bool requires_grad) {
+    if (!spec.variadic) return std::vector<Tensor>(spec.inputs.size(), Input(requires_grad));
+    static const std::map<std::string_view, int> lists = {
+        {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}};
+    std::vector<Tensor> inputs;
+    if (spec.inputs.size() == 2)
+      inputs.push_back(Tensor::Empty(Shape{}, DType::kInt64, pool_, true));
+    for (int i = 0; i < lists.at(spec.name); ++i) inputs.push_back(Input(requires_grad));
+    return inputs;
+  }
   // Runs `spec` as the service does: signature check, then the row's readers and the core.
   Tensor Call(const OpSpec& spec, const std::map<std::string, v1::Attribute>& attributes,
               bool requires_grad = false) {
     AttributeMap map;
     for (const auto& [k, v] : attributes) map[k] = v;
-    const std::vector<Tensor> inputs(spec.inputs.size(), Input(requires_grad));
+    const std::vector<Tensor> inputs = Inputs(spec, requires_grad);
     CheckSignature(spec, static_cast<int>(inputs.size()), map);
     return spec.run(OpCall(inputs, map, ctx_));
   }
@@ -182,6 +197,18 @@ TEST_F(OpCatalogTest, DefaultsAreTypedValues) {
   EXPECT_EQ(reply.operations(0).attributes(0).default_value().i(), -1);
   EXPECT_EQ(reply.operations(0).attributes(1).default_value().f(), 1.0f);
   EXPECT_EQ(reply.operations(0).attributes(1).kind(), v1::ATTRIBUTE_KIND_FLOAT);
+}
+
+TEST_F(OpCatalogTest, TheOptimizersLastInputIsVariadic) {
+  v1::ListOperationsReply reply;
+  ListOperations("AdamW", &reply);
+  ASSERT_EQ(reply.operations(0).inputs_size(), 2);
+  EXPECT_EQ(reply.operations(0).inputs(0).name(), "step");
+  EXPECT_FALSE(reply.operations(0).inputs(0).variadic());
+  EXPECT_TRUE(reply.operations(0).inputs(1).variadic());
+  reply.Clear();
+  ListOperations("Add", &reply);
+  EXPECT_FALSE(reply.operations(0).inputs(1).variadic());
 }
 
 TEST_F(OpCatalogTest, UnknownNamesSuggestTheNearest) {

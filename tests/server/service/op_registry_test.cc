@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -39,6 +40,8 @@ class OpRegistryTest : public ::testing::Test {
     CheckSignature(*spec, static_cast<int>(inputs.size()), map);
     return spec->run(OpCall(inputs, map, ctx_));
   }
+  // A step counter at 0 (an INT64 scalar), for the optimizers.
+  Tensor Step() { return Tensor::Empty(Shape{}, DType::kInt64, pool_, /*zero=*/true); }
   std::string ErrorOf(const std::function<void()>& f) {
     try {
       f();
@@ -165,15 +168,52 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
        [&] {
          return Call("Unsqueeze", {x}, {{"dim", IntAttr(1)}}).shape();
        }},
+      {"SGD",
+       [&] {
+         return Call("SGD", {Step(), Iota(), Iota(), Iota()},
+                     {{"lr", FloatAttr(0.1f)},
+                      {"momentum", FloatAttr(0.9f)},
+                      {"dampening", FloatAttr(0)},
+                      {"nesterov", IntAttr(1)},
+                      {"weight_decay", FloatAttr(0.01f)}})
+             .shape();
+       }},
+      {"AdamW",
+       [&] {
+         return Call("AdamW", {Step(), Iota(), Iota(), Iota(), Iota(), Iota()},
+                     {{"lr", FloatAttr(0.1f)},
+                      {"beta1", FloatAttr(0.8f)},
+                      {"beta2", FloatAttr(0.9f)},
+                      {"eps", FloatAttr(1e-6f)},
+                      {"weight_decay", FloatAttr(0)},
+                      {"amsgrad", IntAttr(1)}})
+             .shape();
+       }},
+      {"ClipGradNorm",
+       [&] {
+         return Call("ClipGradNorm", {Iota(), Iota()},
+                     {{"max_norm", FloatAttr(1)},
+                      {"norm_type", FloatAttr(1)},
+                      {"error_if_nonfinite", IntAttr(1)}})
+             .shape();
+       }},
   };
-  const std::map<std::string, Shape> expected = {
-      {"MatMul", Shape{2, 4}},      {"MaxPool2d", Shape{1, 2, 2, 2}},
-      {"Sum", Shape{2, 1}},         {"Mean", Shape{3}},
-      {"Contiguous", Shape{3, 2}},  {"ToLayout", Shape{1, 2, 4, 4}},
-      {"Reshape", Shape{3, 2}},     {"Permute", Shape{3, 2}},
-      {"Transpose", Shape{3, 2}},   {"Slice", Shape{2, 3}},
-      {"Expand", Shape{4, 2, 3}},   {"Squeeze", Shape{3}},
-      {"Unsqueeze", Shape{2, 1, 3}}};
+  const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
+                                                 {"MaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"Sum", Shape{2, 1}},
+                                                 {"Mean", Shape{3}},
+                                                 {"Contiguous", Shape{3, 2}},
+                                                 {"ToLayout", Shape{1, 2, 4, 4}},
+                                                 {"Reshape", Shape{3, 2}},
+                                                 {"Permute", Shape{3, 2}},
+                                                 {"Transpose", Shape{3, 2}},
+                                                 {"Slice", Shape{2, 3}},
+                                                 {"Expand", Shape{4, 2, 3}},
+                                                 {"Squeeze", Shape{3}},
+                                                 {"Unsqueeze", Shape{2, 1, 3}},
+                                                 {"SGD", Shape{}},
+                                                 {"AdamW", Shape{}},
+                                                 {"ClipGradNorm", Shape{}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
@@ -191,6 +231,37 @@ TEST(OpRegistryTableTest, EveryRecordedKindIsARunOperationOfItsName) {
   for (OpKind kind : kAllOpKinds) {
     EXPECT_NE(FindOp(OpKindName(kind)), nullptr) << OpKindName(kind);
   }
+}
+
+TEST_F(OpRegistryTest, OptimizersSplitTheirTensorsIntoListsAndSayWhichListsTheyTake) {
+  const Tensor step = Step();
+  const Tensor p = Iota(), g = Iota(), m = Iota();
+  const Tensor next =
+      Call("SGD", {step, p, g, m}, {{"lr", FloatAttr(1)}, {"momentum", FloatAttr(0.5f)}});
+  EXPECT_EQ(next.At<int64_t>({}), 1) << "the new step count";
+  EXPECT_EQ(p.At<float>({1, 2}), 0.0f) << "6 - 1 * 6";
+  EXPECT_EQ(Call("ClipGradNorm", {Iota(Shape{2}), Iota(Shape{1})}, {{"max_norm", FloatAttr(10)}})
+                .At<float>({}),
+            std::sqrt(6.0f));
+  EXPECT_EQ(ErrorOf([&] {
+              Call("SGD", {step, p}, {{"lr", FloatAttr(1)}});
+            }),
+            "after its first 1 input it takes N params, then N grads (2 lists of equal length "
+            "N >= 1), got 1 tensor");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("AdamW", {step, p, g, m, Iota(), Iota()}, {{"amsgrad", IntAttr(0)}});
+            }),
+            "after its first 1 input it takes N params, then N grads, then N exp_avgs, then N "
+            "exp_avg_sqs (4 lists of equal length N >= 1), got 5 tensors");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("AdamW", {step, p, g, m, m}, {{"amsgrad", IntAttr(2)}});
+            }),
+            "attribute 'amsgrad' must be 0 or 1 (got 2)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("ClipGradNorm", {}, {{"max_norm", FloatAttr(1)}});
+            }),
+            "it takes at least 1 input (got 0)");
+  EXPECT_EQ(ErrorOf([&] { Call("SGD", {step, p, g}); }), "attribute 'lr' (a float) is required");
 }
 
 TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
