@@ -43,11 +43,24 @@ Conv2dParams ParamsOf(const BackwardRecord& r) {
   return {at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10)};
 }
 
-// Scratch for the context's kernels, from the run's allocator (a session's arena).
-Tensor NewScratch(const Shape& x, const Shape& w, const Conv2dParams& p, const OpContext& ctx) {
-  return Tensor::Empty(Shape{ctx.kernels.Conv2dScratchFloats(x, w, p)}, DType::kFloat,
-                       ctx.allocator);
-}
+// Scratch for the context's kernels from the run's allocator (a session's arena), rented only
+// when the kernels need any, and returned when it goes out of scope.
+class Scratch {
+ public:
+  Scratch(const Shape& x, const Shape& w, const Conv2dParams& p, const OpContext& ctx) {
+    const int64_t floats = ctx.kernels.Conv2dScratchFloats(x, w, p);
+    if (floats > 0) t_ = Tensor::Empty(Shape{floats}, DType::kFloat, ctx.allocator);
+  }
+  ~Scratch() {
+    if (!t_.is_null()) t_.Dispose();
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::span<float> floats() { return t_.is_null() ? std::span<float>() : t_.MutableData<float>(); }
+
+ private:
+  Tensor t_;
+};
 
 // d/dx and d/dw by the kernels, d/dbias = the sum of g over N, OH and OW.
 void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
@@ -55,16 +68,17 @@ void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
   const Conv2dParams p = ParamsOf(r);
   const Shape& xs = r.InputShape(0);
   const Shape& ws = r.InputShape(1);
-  Tensor scratch = NewScratch(xs, ws, p, ctx);
-  if (r.inputs()[0].node) {
-    grads[0] = internal::NewFloat(xs, ctx);
-    ctx.kernels.Conv2dBackwardInput(g, r.Saved(1), p, grads[0], scratch.MutableData<float>());
+  if (r.inputs()[0].node || r.inputs()[1].node) {
+    Scratch scratch(xs, ws, p, ctx);
+    if (r.inputs()[0].node) {
+      grads[0] = internal::NewFloat(xs, ctx);
+      ctx.kernels.Conv2dBackwardInput(g, r.Saved(1), p, grads[0], scratch.floats());
+    }
+    if (r.inputs()[1].node) {
+      grads[1] = internal::NewFloat(ws, ctx);
+      ctx.kernels.Conv2dBackwardWeight(g, r.Saved(0), p, grads[1], scratch.floats());
+    }
   }
-  if (r.inputs()[1].node) {
-    grads[1] = internal::NewFloat(ws, ctx);
-    ctx.kernels.Conv2dBackwardWeight(g, r.Saved(0), p, grads[1], scratch.MutableData<float>());
-  }
-  scratch.Dispose();
   if (r.inputs().size() > 2 && r.inputs()[2].node) {
     const std::array<int, 3> axes{0, 2, 3};
     grads[2] = Sum(g, axes, false, ctx);
@@ -90,9 +104,10 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
                                "would be " + std::to_string(oh) + " x " + std::to_string(ow) + ")");
   }
   Tensor out = internal::NewFloat(Shape{x.shape()[0], w.shape()[0], oh, ow}, ctx);
-  Tensor scratch = NewScratch(x.shape(), w.shape(), p, ctx);
-  ctx.kernels.Conv2d(x, w, bias, p, out, scratch.MutableData<float>());
-  scratch.Dispose();
+  {
+    Scratch scratch(x.shape(), w.shape(), p, ctx);
+    ctx.kernels.Conv2d(x, w, bias, p, out, scratch.floats());
+  }
   const bool record = bias ? ShouldRecord({&x, &w, bias}) : ShouldRecord({&x, &w});
   if (!record) return out;
   auto r = bias ? internal::NewRecord(OpKind::kConv2d, &Conv2dBackward, {&x, &w, bias})
