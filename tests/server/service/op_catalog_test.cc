@@ -74,7 +74,8 @@ class OpCatalogTest : public ::testing::Test {
               bool requires_grad = false) {
     AttributeMap map;
     for (const auto& [k, v] : attributes) map[k] = v;
-    const std::vector<Tensor> inputs(spec.inputs.size(), Input(requires_grad));
+    const std::vector<Tensor> inputs(spec.inputs.size() - spec.optional_inputs,
+                                     Input(requires_grad));  // the optional ones left out
     CheckSignature(spec, static_cast<int>(inputs.size()), map);
     return spec.run(OpCall(inputs, map, ctx_));
   }
@@ -182,6 +183,13 @@ TEST_F(OpCatalogTest, DefaultsAreTypedValues) {
   EXPECT_EQ(reply.operations(0).attributes(0).default_value().i(), -1);
   EXPECT_EQ(reply.operations(0).attributes(1).default_value().f(), 1.0f);
   EXPECT_EQ(reply.operations(0).attributes(1).kind(), v1::ATTRIBUTE_KIND_FLOAT);
+  reply.Clear();
+  ListOperations("Conv2d", &reply);
+  const v1::OperationSpec& conv = reply.operations(0);
+  ASSERT_EQ(conv.inputs_size(), 3);
+  EXPECT_FALSE(conv.inputs(1).optional());
+  EXPECT_TRUE(conv.inputs(2).optional()) << "the bias B may be left out";
+  EXPECT_FALSE(conv.inputs(0).optional());
 }
 
 TEST_F(OpCatalogTest, UnknownNamesSuggestTheNearest) {
