@@ -157,12 +157,13 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                               Tensor& grad_w, std::span<float> scratch) {
   const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), p);
+  const CancelToken* cancel = CurrentCancelToken();
+  if (Cancelled(cancel)) return;
   float* pw = grad_w.MutableStorage<float>().data() + grad_w.offset();
   std::fill(pw, pw + grad_w.ElementCount(), 0.0f);
   if (d.Cols() == 0 || d.kg == 0) return;
   const Scratch s(d, scratch);
   const Strided4 vx(x);
-  const CancelToken* cancel = CurrentCancelToken();
   for (int64_t n = 0; n < d.n; ++n) {
     if (Cancelled(cancel)) return;
     const float* pg = Dense(grad_out, n, s.grad_out);
