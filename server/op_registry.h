@@ -89,8 +89,7 @@ const OpSpec& RequireOp(std::string_view name,
 // Every operation, in table order.
 std::span<const OpSpec> AllOps();
 // Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs (all of its inputs,
-// or all but some of its optional trailing ones) and knows every
-// attribute in `attributes`.
+// or all but some of its optional trailing ones) and knows every attribute in `attributes`.
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes);
 
 }  // namespace onemodel::server

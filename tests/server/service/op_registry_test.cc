@@ -175,20 +175,15 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          return Call("Unsqueeze", {x}, {{"dim", IntAttr(1)}}).shape();
        }},
   };
-  const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
-                                                 {"MaxPool2d", Shape{1, 2, 2, 2}},
-                                                 {"Sum", Shape{2, 1}},
-                                                 {"Mean", Shape{3}},
-                                                 {"Conv2d", Shape{1, 4, 2, 2}},
-                                                 {"Contiguous", Shape{3, 2}},
-                                                 {"ToLayout", Shape{1, 2, 4, 4}},
-                                                 {"Reshape", Shape{3, 2}},
-                                                 {"Permute", Shape{3, 2}},
-                                                 {"Transpose", Shape{3, 2}},
-                                                 {"Slice", Shape{2, 3}},
-                                                 {"Expand", Shape{4, 2, 3}},
-                                                 {"Squeeze", Shape{3}},
-                                                 {"Unsqueeze", Shape{2, 1, 3}}};
+  const std::map<std::string, Shape> expected = {
+      {"MatMul", Shape{2, 4}},      {"MaxPool2d", Shape{1, 2, 2, 2}},
+      {"Sum", Shape{2, 1}},         {"Mean", Shape{3}},
+      {"Contiguous", Shape{3, 2}},  {"ToLayout", Shape{1, 2, 4, 4}},
+      {"Reshape", Shape{3, 2}},     {"Permute", Shape{3, 2}},
+      {"Transpose", Shape{3, 2}},   {"Slice", Shape{2, 3}},
+      {"Expand", Shape{4, 2, 3}},   {"Squeeze", Shape{3}},
+      {"Unsqueeze", Shape{2, 1, 3}},
+      {"Conv2d", Shape{1, 4, 2, 2}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
