@@ -63,7 +63,12 @@ v1::Attribute DefaultOf(v1::Attribute::ValueCase kind, std::string_view text) {
 
 void FillOperationSpec(const OpSpec& spec, v1::OperationSpec* out) {
   out->set_name(std::string(spec.name));
-  for (std::string_view input : spec.inputs) out->add_inputs()->set_name(std::string(input));
+  const int first_optional = static_cast<int>(spec.inputs.size()) - spec.optional_inputs;
+  for (std::string_view input : spec.inputs) {
+    v1::OperationInput* in = out->add_inputs();
+    in->set_name(std::string(input));
+    in->set_optional(out->inputs_size() > first_optional);
+  }
   if (spec.variadic) out->mutable_inputs(out->inputs_size() - 1)->set_variadic(true);
   for (const AttrSpec& attribute : spec.attributes) {
     v1::AttributeSpec* a = out->add_attributes();

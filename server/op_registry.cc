@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/dtype/dtype.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -85,6 +86,39 @@ MaxPool2dParams PoolParams(const OpCall& call) {
   return {k[0], k[1], s[0], s[1], p[0], p[1]};
 }
 
+// Conv2d's attributes as ONNX's Conv spells them: strides and dilations [height, width] (each
+// >= 1), pads [top, left, bottom, right] or [height, width] for both sides (each >= 0), and
+// group (>= 1).
+Conv2dParams ConvParams(const OpCall& call) {
+  auto list = [&](std::string_view name, std::vector<int> fallback, int lowest) {
+    std::vector<int> v = call.Ints32(name, std::move(fallback));
+    const bool pads = name == "pads";
+    if (v.size() != 2 && !(pads && v.size() == 4)) {
+      throw InvalidArgument("attribute '" + std::string(name) + "' must hold " +
+                            (pads ? "four values [top, left, bottom, right] or two [height, width]"
+                                  : "two values [height, width]") +
+                            " (got " + std::to_string(v.size()) + ")");
+    }
+    for (int x : v) {
+      if (x < lowest) {
+        throw InvalidArgument("attribute '" + std::string(name) + "' must hold values >= " +
+                              std::to_string(lowest) + " (got " + std::to_string(x) + ")");
+      }
+    }
+    if (v.size() == 2) v.insert(v.end(), {v[0], v[1]});
+    return v;
+  };
+  const std::vector<int> s = list("strides", {1, 1}, 1);
+  const std::vector<int> p = list("pads", {0, 0, 0, 0}, 0);
+  const std::vector<int> d = list("dilations", {1, 1}, 1);
+  const int64_t group = call.Int("group", 1);
+  if (group < 1 || group > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgument("attribute 'group' must be >= 1 and divide the input and output " +
+                          std::string("channels (got ") + std::to_string(group) + ")");
+  }
+  return {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
+}
+
 Tensor RunBinary(BinaryOp op, const OpCall& c) {
   return ops::Binary(op, c.in(0), c.in(1), c.ctx());
 }
@@ -130,6 +164,15 @@ const OpSpec kOps[] = {
       {"pads", kInts, "[0, 0]", "padding [height, width] on both sides, less than the window"}},
      true, "window maxima of an (N, C, H, W) FLOAT tensor",
      [](const OpCall& c) { return ops::MaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
+    {"Conv2d", {"X", "W", "B"},
+     {{"strides", kInts, "[1, 1]", "the kernel's step [height, width]"},
+      {"pads", kInts, "[0, 0, 0, 0]", "zero padding [top, left, bottom, right] (or [height, width])"},
+      {"dilations", kInts, "[1, 1]", "the spacing of the kernel's taps [height, width]"},
+      {"group", kI, "1", "channel groups; C and K are multiples (C: depthwise)"}},
+     true, "convolution of X (N, C, H, W) with W (K, C / group, KH, KW), plus B (K) if given",
+     [](const OpCall& c) {
+       return ops::Conv2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr, ConvParams(c),
+                          c.ctx()); }, 1},
     {"Sum", {"X"}, {kAxes, kKeepDims}, true, "the sum over axes", [](const OpCall& c) {
        return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
     {"Mean", {"X"}, {kAxes, kKeepDims}, true, "the mean over axes", [](const OpCall& c) {
@@ -321,8 +364,12 @@ const OpSpec& RequireOp(std::string_view name, grpc::StatusCode code) {
 
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes) {
   const int want = static_cast<int>(spec.inputs.size());
-  if (spec.variadic ? inputs < want : inputs != want) {
-    throw InvalidArgument("it takes " + std::string(spec.variadic ? "at least " : "") +
+  const int least = want - spec.optional_inputs;
+  if (inputs < least || (!spec.variadic && inputs > want)) {
+    const std::string range = spec.variadic    ? "at least "
+                              : least < want ? std::to_string(least) + " to "
+                                             : "";
+    throw InvalidArgument("it takes " + range +
                           std::to_string(want) + (want == 1 ? " input" : " inputs") + " (got " +
                           std::to_string(inputs) + ")");
   }

@@ -36,6 +36,8 @@ class OpCall {
   const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
   // Inputs i, i+1, ...: a variadic input's tensors.
   std::span<const Tensor> From(int i) const { return inputs_.subspan(static_cast<size_t>(i)); }
+  // How many inputs the request gave (fewer than the row's when optional ones are left out).
+  int size() const { return static_cast<int>(inputs_.size()); }
   const OpContext& ctx() const { return ctx_; }
   bool Has(std::string_view name) const;
   // Readers: the attribute, or the fallback when absent; a wrong type throws RpcError.
@@ -78,7 +80,8 @@ struct OpSpec {
   bool differentiable;   // backward goes through it (it records a node for floating inputs)
   std::string_view doc;  // one line
   Tensor (*run)(const OpCall& call);
-  bool variadic = false;  // the last input repeats (one or more tensors; OpCall::From)
+  bool variadic = false;    // the last input repeats (one or more tensors; OpCall::From)
+  int optional_inputs = 0;  // the last this many inputs may be left out (OpCall::size)
 };
 
 // The operation called `name`, or null.
@@ -89,8 +92,9 @@ const OpSpec& RequireOp(std::string_view name,
                         grpc::StatusCode code = grpc::StatusCode::INVALID_ARGUMENT);
 // Every operation, in table order.
 std::span<const OpSpec> AllOps();
-// Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs (at least its count
-// when variadic) and knows every attribute in `attributes`.
+// Throws RpcError (INVALID_ARGUMENT) unless `spec` takes `inputs` inputs (all of its inputs, all
+// but some of its optional trailing ones, or at least its count when variadic) and knows every
+// attribute in `attributes`.
 void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attributes);
 
 }  // namespace onemodel::server

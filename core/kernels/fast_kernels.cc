@@ -1,6 +1,7 @@
 #include "core/kernels/fast_kernels.h"
 
 #include "core/kernels/elementwise_loop.h"
+#include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 
@@ -59,6 +60,28 @@ void FastKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tens
 void FastKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                     Tensor& grad_x) const {
   internal::MaxPool2dBackwardFast(pool_, grad_out, indices, grad_x);
+}
+
+int64_t FastKernels::Conv2dScratchFloats(const Shape& x, const Shape& w,
+                                         const Conv2dParams& params) const {
+  return internal::Conv2dFastScratchFloats(x, w, params);
+}
+
+void FastKernels::Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                         const Conv2dParams& params, Tensor& out, std::span<float> scratch) const {
+  internal::Conv2dFast(x, w, bias, params, out, scratch);
+}
+
+void FastKernels::Conv2dBackwardInput(const Tensor& grad_out, const Tensor& w,
+                                      const Conv2dParams& params, Tensor& grad_x,
+                                      std::span<float> scratch) const {
+  internal::Conv2dBackwardInputFast(grad_out, w, params, grad_x, scratch);
+}
+
+void FastKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
+                                       const Conv2dParams& params, Tensor& grad_w,
+                                       std::span<float> scratch) const {
+  internal::Conv2dBackwardWeightFast(grad_out, x, params, grad_w, scratch);
 }
 
 }  // namespace onemodel

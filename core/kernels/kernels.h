@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "core/tensor/tensor.h"
@@ -63,6 +64,27 @@ constexpr int64_t PoolOutputExtent(int64_t size, int32_t kernel, int32_t stride,
   return span < 0 ? 0 : span / stride + 1;
 }
 
+// 2-D convolution of a logical (N, C, H, W) input with weights (K, C / groups, KH, KW).
+struct Conv2dParams {
+  int32_t stride_h = 1;
+  int32_t stride_w = 1;
+  int32_t pad_top = 0;  // pads >= 0, asymmetric allowed (as ONNX)
+  int32_t pad_left = 0;
+  int32_t pad_bottom = 0;
+  int32_t pad_right = 0;
+  int32_t dilation_h = 1;
+  int32_t dilation_w = 1;
+  int32_t groups = 1;  // C and K are multiples of groups
+};
+
+// floor((size + pads - dilation * (kernel - 1) - 1) / stride) + 1, or 0 when the dilated
+// kernel does not fit the padded input.
+constexpr int64_t ConvOutputExtent(int64_t size, int32_t kernel, int32_t stride, int32_t pad_begin,
+                                   int32_t pad_end, int32_t dilation) {
+  const int64_t span = size + pad_begin + pad_end - int64_t{dilation} * (kernel - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
 class TensorKernels {
  public:
   virtual ~TensorKernels() = default;
@@ -89,6 +111,24 @@ class TensorKernels {
   // is written, so it need not be zeroed first.
   virtual void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                  Tensor& grad_x) const = 0;
+
+  // Conv2d's kernels take x (N, C, H, W) and grad_out (N, K, OH, OW) with any strides, w
+  // (K, C / groups, KH, KW) with any strides, and write a contiguous NCHW output whose every
+  // element they set. `scratch` holds at least Conv2dScratchFloats(...) floats (the caller
+  // takes it from the run's allocator, so a session's arena serves it).
+  virtual int64_t Conv2dScratchFloats(const Shape& x, const Shape& w,
+                                      const Conv2dParams& params) const = 0;
+  // out (N, K, OH, OW) = the convolution of x with w, plus bias (K) when given.
+  virtual void Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const Conv2dParams& params, Tensor& out, std::span<float> scratch) const = 0;
+  // grad_x (N, C, H, W) = d(sum(grad_out * Conv2d(x, w))) / dx.
+  virtual void Conv2dBackwardInput(const Tensor& grad_out, const Tensor& w,
+                                   const Conv2dParams& params, Tensor& grad_x,
+                                   std::span<float> scratch) const = 0;
+  // grad_w (K, C / groups, KH, KW) = d(sum(grad_out * Conv2d(x, w))) / dw.
+  virtual void Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
+                                    const Conv2dParams& params, Tensor& grad_w,
+                                    std::span<float> scratch) const = 0;
 };
 
 }  // namespace onemodel

@@ -1,6 +1,7 @@
 #include "core/kernels/reference_kernels.h"
 
 #include "core/kernels/elementwise_loop.h"
+#include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/scalar_ops.h"
@@ -44,6 +45,29 @@ void ReferenceKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params,
 void ReferenceKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                          Tensor& grad_x) const {
   internal::MaxPool2dBackwardReference(grad_out, indices, grad_x);
+}
+
+int64_t ReferenceKernels::Conv2dScratchFloats(const Shape&, const Shape&,
+                                              const Conv2dParams&) const {
+  return 0;
+}
+
+void ReferenceKernels::Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                              const Conv2dParams& params, Tensor& out,
+                              std::span<float> /*scratch*/) const {
+  internal::Conv2dReference(x, w, bias, params, out);
+}
+
+void ReferenceKernels::Conv2dBackwardInput(const Tensor& grad_out, const Tensor& w,
+                                           const Conv2dParams& params, Tensor& grad_x,
+                                           std::span<float> /*scratch*/) const {
+  internal::Conv2dBackwardInputReference(grad_out, w, params, grad_x);
+}
+
+void ReferenceKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
+                                            const Conv2dParams& params, Tensor& grad_w,
+                                            std::span<float> /*scratch*/) const {
+  internal::Conv2dBackwardWeightReference(grad_out, x, params, grad_w);
 }
 
 }  // namespace onemodel

@@ -16,6 +16,14 @@ class ReferenceKernels final : public TensorKernels {
                  Tensor* indices) const override;
   void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                          Tensor& grad_x) const override;
+  int64_t Conv2dScratchFloats(const Shape& x, const Shape& w,
+                              const Conv2dParams& params) const override;
+  void Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& params,
+              Tensor& out, std::span<float> scratch) const override;
+  void Conv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv2dParams& params,
+                           Tensor& grad_x, std::span<float> scratch) const override;
+  void Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& params,
+                            Tensor& grad_w, std::span<float> scratch) const override;
 };
 
 }  // namespace onemodel

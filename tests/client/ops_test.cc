@@ -220,6 +220,61 @@ TEST_F(OpsTest, MaxPool2dWithStridesPadsAndDefaults) {
   EXPECT_EQ(Values(plain), expected_plain);
 }
 
+// Conv2d of x (N, C, H, W) with w (K, C / group, KH, KW), bias b (K) when not empty, by
+// direct summation in double.
+std::vector<float> Conv2dReference(const std::vector<float>& x, const Dims& xd,
+                                   const std::vector<float>& w, const Dims& wd,
+                                   const std::vector<float>& b, int sh, int sw, int pt, int pl,
+                                   int pb, int pr, int dh, int dw, int group, Dims* out_dims) {
+  const int64_t n = xd[0], c = xd[1], h = xd[2], wi = xd[3], k = wd[0], cg = wd[1], kh = wd[2],
+                kw = wd[3];
+  const int64_t oh = (h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (wi + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+  *out_dims = {n, k, oh, ow};
+  std::vector<float> y;
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ik = 0; ik < k; ++ik)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double acc = b.empty() ? 0.0 : b[static_cast<size_t>(ik)];
+          for (int64_t ic = 0; ic < cg; ++ic)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t yy = oy * sh - pt + i * dh, xx = ox * sw - pl + j * dw;
+                if (yy < 0 || yy >= h || xx < 0 || xx >= wi) continue;
+                const int64_t channel = ik / (k / group) * cg + ic;
+                acc += double{x[static_cast<size_t>(((in * c + channel) * h + yy) * wi + xx)]} *
+                       w[static_cast<size_t>(((ik * cg + ic) * kh + i) * kw + j)];
+              }
+          y.push_back(static_cast<float>(acc));
+        }
+  return y;
+}
+
+TEST_F(OpsTest, Conv2dWithBiasGroupsPadsStridesAndDilations) {
+  const Dims xd = {2, 4, 7, 6}, wd = {6, 2, 3, 2};
+  const std::vector<float> x = RandomFloats(Count(xd), 61), w = RandomFloats(Count(wd), 62),
+                           b = RandomFloats(6, 63);
+  const TensorHandle hx = Put(x, xd), hw = Put(w, wd), hb = Put(b, {6});
+  Dims expected_dims;
+  const TensorHandle y = Run("Conv2d", {hx, hw, hb},
+                             {{"strides", Ints{2, 1}},
+                              {"pads", Ints{1, 0, 2, 1}},
+                              {"dilations", Ints{1, 2}},
+                              {"group", 2}});
+  const std::vector<float> expected =
+      Conv2dReference(x, xd, w, wd, b, 2, 1, 1, 0, 2, 1, 1, 2, 2, &expected_dims);
+  EXPECT_THAT(y.info().dims(), ElementsAreArray(expected_dims));
+  ExpectClose(Values(y), expected);
+
+  const Dims wd1 = {3, 4, 1, 1};
+  const std::vector<float> w1 = RandomFloats(Count(wd1), 64);
+  const TensorHandle plain = Run("Conv2d", {hx, Put(w1, wd1)});  // no bias, defaults
+  ExpectClose(Values(plain),
+              Conv2dReference(x, xd, w1, wd1, {}, 1, 1, 0, 0, 0, 0, 1, 1, 1, &expected_dims));
+  EXPECT_THAT(plain.info().dims(), ElementsAreArray(expected_dims));
+}
+
 TEST_F(OpsTest, SumAndMeanOverAxesAndEverything) {
   const std::vector<float> x = RandomFloats(24, 50);
   const TensorHandle hx = Put(x, {2, 3, 4});

@@ -294,6 +294,16 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
       {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({3, 3})}, {"pads", IntsAttr({1, 1})}})});
   add("maxpool-no-kernel", {Op("MaxPool2d", {image})});
   add("maxpool-kernel-one-value", {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({1})}})});
+  add("conv", {Op("Conv2d", {image, image, Inline(Floats({1}, {0.5f}))},
+                  {{"strides", IntsAttr({2, 1})},
+                   {"pads", IntsAttr({1, 0, 2, 1})},
+                   {"dilations", IntsAttr({1, 2})},
+                   {"group", IntAttr(1)}})});
+  add("conv-depthwise", {Op("Conv2d", {image, Inline(Floats({2, 1, 1, 1}, {1, -1}))},
+                            {{"group", IntAttr(2)}, {"pads", IntsAttr({1, 1})}})});
+  add("conv-bad-group", {Op("Conv2d", {image, image}, {{"group", IntAttr(3)}})});
+  add("conv-pads-three-values", {Op("Conv2d", {image, image}, {{"pads", IntsAttr({1, 1, 1})}})});
+  add("conv-no-weights", {Op("Conv2d", {image})});
   add("sum-axis-keepdims", {Op("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})});
   add("sum-bad-axis", {Op("Sum", {x}, {{"axes", IntsAttr({5})}})});
   add("mean-image", {Op("Mean", {image}, {{"axes", IntsAttr({2, 3})}})});

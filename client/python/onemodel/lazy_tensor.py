@@ -425,6 +425,16 @@ class Tensor:
         return apply('MaxPool2d', self, kernel_shape=_pair(kernel_size), strides=_pair(stride),
                      pads=_pair(padding))
 
+    def conv2d(self, weight: Operand, bias: Optional[Operand] = None, stride: Ints = 1,
+               padding: Ints = 0, dilation: Ints = 1, groups: int = 1) -> Tensor:
+        """Over an (N, C, H, W) tensor with weight (K, C / groups, KH, KW) and an optional bias
+        (K), like torch's conv2d; padding an int, a pair (height, width) or four values (top,
+        left, bottom, right)."""
+        pads = [int(padding)] * 4 if isinstance(padding, (int, np.integer)) else _ints(padding)
+        inputs = (self, weight) if bias is None else (self, weight, bias)
+        return apply('Conv2d', *inputs, strides=_pair(stride), pads=pads,
+                     dilations=_pair(dilation), group=int(groups))
+
     # ---- conversion -------------------------------------------------------------------------
 
     def cast(self, dtype: Any) -> Tensor:

@@ -80,6 +80,22 @@ def _pool(x: Shape, attrs: Attrs) -> Shape:
     return (n, c, oh, ow)
 
 
+def _conv(x: Shape, w: Shape, attrs: Attrs) -> Shape:
+    sh, sw = attrs.get('strides', (1, 1))
+    pads = list(attrs.get('pads', (0, 0, 0, 0)))
+    pt, pl, pb, pr = pads * 2 if len(pads) == 2 else pads
+    dh, dw = attrs.get('dilations', (1, 1))
+    n, c, h, wi = x
+    k, cg, kh, kw = w
+    if cg * attrs.get('group', 1) != c:
+        raise ValueError('weights do not match the input channels')
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wi + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    if oh < 1 or ow < 1:
+        raise ValueError('kernel too large')
+    return (n, k, oh, ow)
+
+
 def _slice(x: Shape, attrs: Attrs) -> Shape:
     d = _axis(attrs.get('dim', 0), len(x))
     count = len(range(*slice(attrs['start'], attrs['stop'], attrs.get('step', 1)).indices(x[d])))
@@ -130,6 +146,7 @@ _SAME_SHAPE = ('Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Relu', 'Sigmoid', 'Tanh', 'G
 _RULES = {
     'MatMul': lambda s, a: _matmul(s[0], s[1]),
     'MaxPool2d': lambda s, a: _pool(s[0], a),
+    'Conv2d': lambda s, a: _conv(s[0], s[1], a),
     'Sum': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
     'Mean': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
     'Reshape': lambda s, a: _reshape(s[0], a['shape']),

@@ -110,7 +110,7 @@ TENSOR_METHOD = {
     'LogSoftmax': 'log_softmax', 'Cast': 'cast', 'Contiguous': 'contiguous', 'Copy': 'copy',
     'Detach': 'detach', 'ToLayout': 'to_layout', 'Reshape': 'reshape', 'Permute': 'permute',
     'Transpose': 'transpose', 'Slice': 'slice', 'Expand': 'expand', 'Squeeze': 'squeeze',
-    'Unsqueeze': 'unsqueeze',
+    'Unsqueeze': 'unsqueeze', 'Conv2d': 'conv2d',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead
 OPTIM_FUNCTION = {'SGD': 'SGD', 'AdamW': 'AdamW', 'ClipGradNorm': 'clip_grad_norm_'}

@@ -114,6 +114,30 @@ def test_max_pool2d(ksess, rng):
     check(ksess, ksess.tensor(a).max_pool2d(2), F.max_pool2d(torch.from_numpy(a), 2, 1).numpy())
 
 
+def test_conv2d(ksess, rng):
+    a, w, b = f32(rng, 2, 4, 9, 8), f32(rng, 6, 2, 3, 2), f32(rng, 6)
+    ta, tw, tb = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(b)
+    want = F.conv2d(F.pad(ta, (0, 1, 1, 2)), tw, tb, stride=(2, 1), dilation=(1, 2), groups=2)
+    check(ksess, ksess.tensor(a).conv2d(ksess.tensor(w), ksess.tensor(b), stride=(2, 1),
+                                        padding=(1, 0, 2, 1), dilation=(1, 2), groups=2),
+          want.numpy())
+    w1 = f32(rng, 3, 4, 1, 1)
+    check(ksess, ksess.tensor(a).conv2d(ksess.tensor(w1), padding=1),
+          F.conv2d(ta, torch.from_numpy(w1), padding=1).numpy())
+
+
+def test_conv2d_backward(ksess, rng):
+    a, w, b, r = f32(rng, 2, 3, 7, 6), f32(rng, 4, 3, 3, 3), f32(rng, 4), f32(rng, 2, 4, 4, 6)
+    s = ksess
+    xh, wh, bh = (s.put(v, requires_grad=True) for v in (a, w, b))
+    y = s.op('Conv2d', xh, wh, bh, strides=[2, 1], pads=[1, 1, 2, 1])
+    gx, gw, gb = s.backward(s.op('Sum', s.op('Mul', y, r)), [xh, wh, bh])
+    ta, tw, tb = (torch.from_numpy(v).requires_grad_() for v in (a, w, b))
+    (F.conv2d(F.pad(ta, (1, 1, 1, 2)), tw, tb, stride=(2, 1)) * torch.from_numpy(r)).sum().backward()
+    for g, t in ((gx, ta), (gw, tw), (gb, tb)):
+        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), **GTOL[s.kind])
+
+
 @pytest.mark.parametrize('dtype', ['float16', 'float64', np.int32, DataType.BFLOAT16, 'float32'])
 def test_cast(ksess, dtype):
     a = np.array([[1.5, -2.25, 3.0], [0.1, 100.7, -0.6]], np.float32)

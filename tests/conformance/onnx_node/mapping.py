@@ -144,6 +144,25 @@ def max_pool(n):
     return [op('MaxPool2d', x, kernel_shape=kernel, strides=strides, pads=pads[:2])]
 
 
+def conv(n):
+    """Conv over rank-4 inputs -> Conv2d; auto_pad becomes explicit pads (over the dilated
+    kernel), kernel_shape must be W's."""
+    x, w = n.tensor(0), n.tensor(1)
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has Conv2d (rank 4) only'
+             % len(n.shape(0)))
+    kernel = list(n.shape(1)[2:])
+    _require(list(n.attr('kernel_shape', kernel)) == kernel,
+             'kernel_shape %s differs from the weights %s' % (n.attr('kernel_shape'), kernel))
+    strides = list(n.attr('strides', [1, 1]))
+    dilations = list(n.attr('dilations', [1, 1]))
+    dilated = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    pads = _pool_pads(n.attr('auto_pad', 'NOTSET'), n.attr('pads', [0, 0, 0, 0]),
+                      n.shape(0)[2:], dilated, strides)
+    inputs = [x, w] + ([n.tensor(2)] if n.has_input(2) else [])
+    return [op('Conv2d', *inputs, strides=strides, pads=pads, dilations=dilations,
+               group=int(n.attr('group', 1)))]
+
+
 def _pool_pads(auto_pad, pads, spatial, kernel, strides):
     """ONNX's pads [top, left, bottom, right] after auto_pad."""
     if auto_pad in ('NOTSET', 'VALID'):
@@ -293,6 +312,7 @@ MAPPING = {
     'Tanh': Entry('Tanh', same('Tanh')),
     'MatMul': Entry('matmul', same('MatMul')),
     'MaxPool': Entry('exact', max_pool),
+    'Conv': Entry('reduction', conv),
     'ReduceSum': Entry('reduction', reduce('Sum')),
     'ReduceMean': Entry('reduction', reduce('Mean')),
     'Softmax': Entry('reduction', softmax('Softmax')),

@@ -10,6 +10,7 @@
 #include "core/kernels/kernel_set.h"
 #include "core/kernels/scalar_ops.h"
 #include "core/memory/buffer_pool.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -88,6 +89,14 @@ TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
   const Tensor p = ops::MaxPool2d(img, {2, 2, 2, 2, 0, 0}, ctx_);
   EXPECT_EQ(GradFn(p)->Owned(0).dtype(), DType::kInt32) << "pooling owns int32 indices";
   EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0}));
+  const Tensor w = Filled(Shape{2, 1, 3, 2}, 1).WithRequiresGrad();
+  const Tensor c = ops::Conv2d(
+      img, w, nullptr, {.stride_h = 2, .pad_top = 1, .pad_right = 2, .dilation_w = 2}, ctx_);
+  EXPECT_EQ(GradFn(c)->op(), OpKind::kConv2d);
+  EXPECT_EQ(GradFn(c)->Saved(0).buffer(), img.buffer()) << "convolution saves its input";
+  EXPECT_EQ(GradFn(c)->Saved(1).buffer(), w.buffer()) << "and its weights";
+  EXPECT_EQ(GradFn(c)->ints(), (std::vector<int64_t>{3, 2, 2, 1, 1, 0, 0, 2, 1, 2, 1}))
+      << "and keeps kernel, strides, pads (top, left, bottom, right), dilations, groups in Ints";
 }
 
 TEST_F(AutogradTest, ModifyingASavedInputBeforeBackwardThrowsTensorVersionException) {
@@ -223,6 +232,8 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   for (UnaryOp op : kAllUnaryOps) out(ops::Unary(op, x, ctx));
   out(ops::MatMul(x, w, ctx));
   out(ops::MaxPool2d(x, {2, 2, 2, 2, 0, 0}, ctx));  // no argmax without recording
+  const int64_t kernel[] = {2, 2, 4, 4};
+  out(ops::Conv2d(x, ops::Reshape(w, kernel, ctx), nullptr, {}, ctx));  // no scratch (exact)
   const int axes[] = {1, -1};
   out(ops::Sum(x, axes, true, ctx));
   out(ops::Mean(x, {}, false, ctx));

@@ -2,6 +2,7 @@
 // small inputs including broadcasting, non-contiguous and negative-stride inputs.
 #include <gtest/gtest.h>
 
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -104,6 +105,21 @@ TEST_F(GradientTest, MaxPool2dBothLayouts) {
         return ops::MaxPool2d(in[0], overlap, c);
       },
       {x}, ctx_, rng_, 1e-3);
+}
+
+TEST_F(GradientTest, Conv2dInputWeightsAndBias) {
+  const Tensor x = Random(Shape{2, 4, 6, 5}, rng_, pool_);
+  const Tensor w = Random(Shape{6, 2, 3, 2}, rng_, pool_);
+  const Tensor b = Random(Shape{6}, rng_, pool_);
+  const Conv2dParams p{
+      .stride_h = 2, .pad_top = 1, .pad_left = 2, .pad_right = 1, .dilation_w = 2, .groups = 2};
+  auto conv = [p](const std::vector<Tensor>& in, const OpContext& c) {
+    return ops::Conv2d(in[0], in[1], &in[2], p, c);
+  };
+  ExpectGradientsMatch("Conv2d NCHW", conv, {x, w, b}, ctx_, rng_);
+  ExpectGradientsMatch("Conv2d NHWC", conv, {x.ToLayout(Layout::kNhwc, pool_), w, b}, ctx_, rng_);
+  ExpectGradientsMatch("Conv2d reversed", conv,
+                       {x.Slice(2, -1, -7, -1), Random(Shape{6, 2, 2, 3}, rng_, pool_).Transpose(2, 3), b}, ctx_, rng_);
 }
 
 TEST_F(GradientTest, Reductions) {

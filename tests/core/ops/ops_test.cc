@@ -3,9 +3,12 @@
 
 #include <cmath>
 
+#include "core/autograd/engine.h"
 #include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
+#include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -110,6 +113,61 @@ TEST_F(OpsTest, MaxPool2dValidatesItsWindow) {
       },
       {"(N, C, H, W)"});
   EXPECT_EQ(ops::MaxPool2d(x, {3, 3, 2, 2, 1, 1}, ctx_).shape(), (Shape{1, 1, 2, 2}));
+}
+
+TEST_F(OpsTest, Conv2dValidatesItsArguments) {
+  const Tensor x = Tensor::Empty(Shape{1, 4, 5, 5}, DType::kFloat, pool_, true);
+  const Tensor w = Tensor::Empty(Shape{6, 2, 3, 3}, DType::kFloat, pool_, true);
+  const Conv2dParams two_groups{.groups = 2};
+  auto conv = [&](const Tensor& xi, const Tensor& wi, const Tensor* b, Conv2dParams p) {
+    return [&, b, p] { ops::Conv2d(xi, wi, b, p, ctx_); };
+  };
+  ExpectError<TensorShapeException>(conv(x, w, nullptr, {}), {"weights", "C / groups = 4"});
+  ExpectError<TensorShapeException>(conv(x, w, nullptr, {.groups = 3}), {"groups 3", "divide"});
+  ExpectError<TensorShapeException>(conv(x, w, nullptr, {.stride_h = 0, .groups = 2}),
+                                    {"strides and dilations must be >= 1"});
+  ExpectError<TensorShapeException>(conv(x, w, nullptr, {.pad_right = -1, .groups = 2}), {"pads"});
+  ExpectError<TensorShapeException>(conv(x, w, nullptr, {.dilation_w = 3, .groups = 2}),
+                                    {"too small for the dilated kernel"});
+  const Tensor b = Tensor::Empty(Shape{5}, DType::kFloat, pool_, true);
+  ExpectError<TensorShapeException>(conv(x, w, &b, two_groups), {"bias must be (K) = (6)"});
+  const Tensor flat = Tensor::Empty(Shape{4, 5}, DType::kFloat, pool_, true);
+  ExpectError<TensorShapeException>(conv(flat, w, nullptr, two_groups), {"(N, C, H, W)"});
+  const Tensor ints = Tensor::Empty(Shape{6, 2, 3, 3}, DType::kInt32, pool_, true);
+  ExpectError<TensorTypeException>(conv(x, ints, nullptr, two_groups), {"Conv2d", "input w"});
+  EXPECT_EQ(ops::Conv2d(x, w, nullptr, two_groups, ctx_).shape(), (Shape{1, 6, 3, 3}));
+}
+
+TEST_F(OpsTest, Conv2dAddsTheBiasAndWritesNchw) {
+  // x = 1..8 as (1, 2, 2, 2) in NHWC, w picks channel 1 of each position with weight 1.
+  const Tensor x = Vec({1, 2, 3, 4, 5, 6, 7, 8}, Shape{1, 2, 2, 2}).ToLayout(Layout::kNhwc, pool_);
+  const Tensor w = Vec({0, 1}, Shape{1, 2, 1, 1});
+  const Tensor b = Vec({0.5f}, Shape{1});
+  const Tensor y = ops::Conv2d(x, w, &b, {}, ctx_);
+  EXPECT_TRUE(y.IsContiguous());
+  EXPECT_EQ(Values(y), (std::vector<float>{5.5f, 6.5f, 7.5f, 8.5f}));
+}
+
+TEST_F(OpsTest, Conv2dScratchComesFromTheArena) {
+  // After one warm-up run, a run in the same arena rents nothing from the pool, with every
+  // kernel variant (the fast ones need im2col scratch), backward included.
+  Tensor x = Tensor::Empty(Shape{2, 8, 12, 12}, DType::kFloat, pool_, true).WithRequiresGrad();
+  Tensor w = Tensor::Empty(Shape{16, 8, 3, 3}, DType::kFloat, pool_, true).WithRequiresGrad();
+  for (const TensorKernels* kernels : KernelSet::Available()) {
+    Arena arena(pool_);
+    const OpContext ctx{arena, *kernels};
+    auto run = [&] {
+      const Tensor y = ops::Conv2d(x, w, nullptr, {.pad_top = 1, .pad_left = 1}, ctx);
+      const std::vector<Tensor> inputs{x, w};
+      Backward(ops::Sum(y, {}, false, ctx), nullptr, inputs, ctx);
+      arena.Reset();
+    };
+    run();
+    const PoolStats before = pool_.Stats();
+    run();
+    const PoolStats after = pool_.Stats();
+    EXPECT_EQ(after.hits + after.misses, before.hits + before.misses) << kernels->name();
+  }
 }
 
 TEST_F(OpsTest, ReductionsAndSoftmax) {

@@ -57,6 +57,11 @@ def run(op, attrs, xs):
     if op == "MaxPool2d":
         kh, kw, sh, sw, ph, pw = ints(attrs)
         return torch.nn.functional.max_pool2d(xs[0], (kh, kw), (sh, sw), (ph, pw))
+    if op == "Conv2d":
+        sh, sw, pt, pl, pb, pr, dh, dw, groups = ints(attrs)
+        x = torch.nn.functional.pad(xs[0], (pl, pr, pt, pb))
+        bias = xs[2] if len(xs) > 2 else None
+        return torch.nn.functional.conv2d(x, xs[1], bias, (sh, sw), 0, (dh, dw), groups)
     if op in ("Sum", "Mean"):
         keep = attrs[0] == "1"
         axes = ints(attrs[1:])

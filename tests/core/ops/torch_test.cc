@@ -15,6 +15,7 @@
 #include "core/autograd/engine.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -224,6 +225,87 @@ TEST_F(TorchTest, EveryDifferentiableOpMatchesPyTorch) {
       [](const std::vector<Tensor>& in, const OpContext& c) {
         return ops::Mul(ops::Cast(ops::Cast(in[0], DType::kDouble, c), DType::kFloat, c), in[0], c);
       });
+  RunAll();
+}
+
+// Conv2d on random problems: NCHW, NHWC (channels-last strides) and negative-stride inputs,
+// asymmetric pads, dilation, groups, depthwise, stride > kernel, 1x1 and 7x7, with and
+// without bias; forward and the gradients of x, w and bias.
+TEST_F(TorchTest, Conv2dMatchesPyTorch) {
+  struct Row {
+    int64_t n, c, h, w, k, kh, kw;
+    Conv2dParams p;
+  };
+  const std::vector<Row> rows = {
+      {2, 3, 7, 6, 4, 3, 3, {}},
+      {1, 4, 9, 8, 4, 3, 2, {.stride_h = 2, .pad_top = 1, .pad_right = 2, .groups = 2}},
+      {2,
+       3,
+       8,
+       9,
+       6,
+       3,
+       3,
+       {.pad_top = 2,
+        .pad_left = 1,
+        .pad_bottom = 1,
+        .pad_right = 2,
+        .dilation_h = 2,
+        .dilation_w = 2,
+        .groups = 3}},
+      {1,
+       5,
+       10,
+       7,
+       5,
+       3,
+       3,
+       {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 5}},  // depthwise
+      {2, 3, 9, 9, 2, 2, 2, {.stride_h = 3, .stride_w = 4}},  // stride > kernel
+      {2, 6, 5, 4, 3, 1, 1, {}},                              // 1x1
+      {1,
+       3,
+       13,
+       12,
+       4,
+       7,
+       7,
+       {.stride_h = 2,
+        .stride_w = 2,
+        .pad_top = 3,
+        .pad_left = 3,
+        .pad_bottom = 3,
+        .pad_right = 3}},  // 7x7 stem
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const Conv2dParams& p = r.p;
+    const Tensor x = Random(Shape{r.n, r.c, r.h, r.w}, rng_, pool_);
+    const Tensor w = Random(Shape{r.k, r.c / p.groups, r.kh, r.kw}, rng_, pool_);
+    const Tensor b = Random(Shape{r.k}, rng_, pool_);
+    const std::vector<std::pair<std::string, Tensor>> layouts = {
+        {"nchw", x},
+        {"nhwc", x.ToLayout(Layout::kNhwc, pool_)},
+        {"reversed", x.Slice(3, -1, -r.w - 1, -1).Slice(1, -1, -r.c - 1, -1)}};
+    std::ostringstream attrs;
+    attrs << p.stride_h << " " << p.stride_w << " " << p.pad_top << " " << p.pad_left << " "
+          << p.pad_bottom << " " << p.pad_right << " " << p.dilation_h << " " << p.dilation_w << " "
+          << p.groups;
+    for (const auto& [layout, input] : layouts) {
+      const std::string name = "Conv2d" + std::to_string(i) + "_" + layout;
+      if (i % 2 == 0) {
+        Add(name, "Conv2d", attrs.str(), {input, w, b},
+            [p](const std::vector<Tensor>& in, const OpContext& c) {
+              return ops::Conv2d(in[0], in[1], &in[2], p, c);
+            });
+      } else {
+        Add(name, "Conv2d", attrs.str(), {input, w},
+            [p](const std::vector<Tensor>& in, const OpContext& c) {
+              return ops::Conv2d(in[0], in[1], nullptr, p, c);
+            });
+      }
+    }
+  }
   RunAll();
 }
 

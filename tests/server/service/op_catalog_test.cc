@@ -75,7 +75,8 @@ class OpCatalogTest : public ::testing::Test {
   // optimizer) a zero step counter when it takes one and distinct tensors for its lists at
   // default attributes.
   std::vector<Tensor> Inputs(const OpSpec& spec, bool requires_grad) {
-    if (!spec.variadic) return std::vector<Tensor>(spec.inputs.size(), Input(requires_grad));
+    if (!spec.variadic)  // the optional inputs left out
+      return std::vector<Tensor>(spec.inputs.size() - spec.optional_inputs, Input(requires_grad));
     static const std::map<std::string_view, int> lists = {
         {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}};
     std::vector<Tensor> inputs;
@@ -197,6 +198,13 @@ TEST_F(OpCatalogTest, DefaultsAreTypedValues) {
   EXPECT_EQ(reply.operations(0).attributes(0).default_value().i(), -1);
   EXPECT_EQ(reply.operations(0).attributes(1).default_value().f(), 1.0f);
   EXPECT_EQ(reply.operations(0).attributes(1).kind(), v1::ATTRIBUTE_KIND_FLOAT);
+  reply.Clear();
+  ListOperations("Conv2d", &reply);
+  const v1::OperationSpec& conv = reply.operations(0);
+  ASSERT_EQ(conv.inputs_size(), 3);
+  EXPECT_FALSE(conv.inputs(1).optional());
+  EXPECT_TRUE(conv.inputs(2).optional()) << "the bias B may be left out";
+  EXPECT_FALSE(conv.inputs(0).optional());
 }
 
 TEST_F(OpCatalogTest, TheOptimizersLastInputIsVariadic) {

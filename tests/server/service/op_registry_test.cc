@@ -108,6 +108,15 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"pads", IntsAttr({1, 1})}})
              .shape();
        }},
+      {"Conv2d",
+       [&] {
+         return Call("Conv2d", {img, Iota(Shape{4, 1, 3, 3}), Iota(Shape{4})},
+                     {{"strides", IntsAttr({2, 1})},
+                      {"pads", IntsAttr({1, 0, 0, 2})},
+                      {"dilations", IntsAttr({1, 2})},
+                      {"group", IntAttr(2)}})
+             .shape();
+       }},
       {"Sum",
        [&] {
          return Call("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}}).shape();
@@ -213,7 +222,8 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"Unsqueeze", Shape{2, 1, 3}},
                                                  {"SGD", Shape{}},
                                                  {"AdamW", Shape{}},
-                                                 {"ClipGradNorm", Shape{}}};
+                                                 {"ClipGradNorm", Shape{}},
+                                                 {"Conv2d", Shape{1, 4, 2, 2}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
@@ -282,6 +292,9 @@ TEST_F(OpRegistryTest, SignatureErrorsSayWhatTheOperationTakes) {
   const Tensor x = Iota();
   EXPECT_EQ(ErrorOf([&] { Call("Add", {x}); }), "it takes 2 inputs (got 1)");
   EXPECT_EQ(ErrorOf([&] { Call("Relu", {x, x}); }), "it takes 1 input (got 2)");
+  EXPECT_EQ(ErrorOf([&] { Call("Conv2d", {x}); }), "it takes 2 to 3 inputs (got 1)")
+      << "Conv2d's bias is optional";
+  EXPECT_EQ(ErrorOf([&] { Call("Conv2d", {x, x, x, x}); }), "it takes 2 to 3 inputs (got 4)");
   EXPECT_EQ(ErrorOf([&] {
               Call("Relu", {x}, {{"axis", IntAttr(0)}});
             }),
@@ -324,6 +337,34 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
               Call("Slice", {x}, {{"dim", IntAttr(0)}, {"stop", IntAttr(1)}});
             }),
             "attribute 'start' (an int) is required");
+  const Tensor w = Iota(Shape{2, 1, 3, 3});
+  const std::vector<std::pair<std::pair<std::string, v1::Attribute>, std::string>> conv = {
+      {{"strides", IntsAttr({1, 1, 1})},
+       "attribute 'strides' must hold two values [height, width] (got 3)"},
+      {{"strides", IntsAttr({0, 1})}, "attribute 'strides' must hold values >= 1 (got 0)"},
+      {{"dilations", IntsAttr({1, -2})}, "attribute 'dilations' must hold values >= 1 (got -2)"},
+      {{"pads", IntsAttr({1, 1, 1})},
+       "attribute 'pads' must hold four values [top, left, bottom, right] or two [height, "
+       "width] (got 3)"},
+      {{"pads", IntsAttr({0, 0, -1, 0})}, "attribute 'pads' must hold values >= 0 (got -1)"},
+      {{"group", IntAttr(0)},
+       "attribute 'group' must be >= 1 and divide the input and output channels (got 0)"},
+      {{"group", FloatAttr(2)}, "attribute 'group' must be an int (i) (got a float (f))"},
+  };
+  for (const auto& [attribute, message] : conv) {
+    EXPECT_EQ(ErrorOf([&] { Call("Conv2d", {img, w}, {attribute}); }), message);
+  }
+}
+
+TEST_F(OpRegistryTest, Conv2dTakesAnOptionalBiasAndSymmetricPads) {
+  const Tensor img = Iota(Shape{1, 1, 4, 4});
+  const Tensor w = Iota(Shape{2, 1, 3, 3});
+  const Tensor b = Iota(Shape{2});
+  const Tensor plain = Call("Conv2d", {img, w}, {{"pads", IntsAttr({1, 1})}});
+  const Tensor biased = Call("Conv2d", {img, w, b}, {{"pads", IntsAttr({1, 1, 1, 1})}});
+  ASSERT_EQ(plain.shape(), (Shape{1, 2, 4, 4}));
+  ASSERT_EQ(biased.shape(), plain.shape());
+  EXPECT_EQ(biased.At<float>({0, 1, 2, 3}), plain.At<float>({0, 1, 2, 3}) + 2.0f);
 }
 
 TEST_F(OpRegistryTest, AnIntIsTakenWhereAFloatOrAListOfIntsIsExpected) {

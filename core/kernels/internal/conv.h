@@ -1,0 +1,43 @@
+// Conv2d kernels: the reference meaning (direct loops, double accumulation) and the fast path
+// (im2col + OpenBLAS sgemm). Shapes and contracts as TensorKernels::Conv2d* states them; both
+// stop between images, leaving the output incomplete, once the thread's CancelToken is
+// cancelled.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "core/kernels/kernels.h"
+
+namespace onemodel::internal {
+
+// The extents every Conv2d kernel works with, read from an input and a weight shape.
+struct ConvDims {
+  int64_t n, c, h, w;      // input
+  int64_t k, kh, kw;       // weights (K, C / groups, KH, KW)
+  int64_t oh, ow;          // output
+  int64_t groups, cg, kg;  // C / groups, K / groups
+  // Rows of one group's unfolded input: cg * kh * kw; columns: oh * ow.
+  int64_t Rows() const { return cg * kh * kw; }
+  int64_t Cols() const { return oh * ow; }
+};
+ConvDims ConvDimsOf(const Shape& x, const Shape& w, const Conv2dParams& p);
+
+void Conv2dReference(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
+                     Tensor& out);
+void Conv2dBackwardInputReference(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
+                                  Tensor& grad_x);
+void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                                   Tensor& grad_w);
+
+// Scratch of the fast kernels: one group's unfolded image, a dense copy of the weights and of
+// one image's output gradient.
+int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p);
+void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
+                Tensor& out, std::span<float> scratch);
+void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
+                             Tensor& grad_x, std::span<float> scratch);
+void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                              Tensor& grad_w, std::span<float> scratch);
+
+}  // namespace onemodel::internal

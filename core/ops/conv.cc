@@ -1,0 +1,122 @@
+#include "core/ops/conv.h"
+
+#include <array>
+#include <string>
+
+#include "core/autograd/backward_record.h"
+#include "core/common/exceptions.h"
+#include "core/ops/internal/op_utils.h"
+#include "core/ops/reduce.h"
+
+namespace onemodel::ops {
+namespace {
+
+void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p) {
+  auto fail = [](const std::string& what) { throw TensorShapeException("Conv2d: " + what); };
+  if (x.rank() != 4) fail("input x must be (N, C, H, W), got " + x.Describe());
+  if (w.rank() != 4) fail("weights w must be (K, C / groups, KH, KW), got " + w.Describe());
+  if (p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1) {
+    fail("strides and dilations must be >= 1, got strides " + std::to_string(p.stride_h) + ", " +
+         std::to_string(p.stride_w) + " and dilations " + std::to_string(p.dilation_h) + ", " +
+         std::to_string(p.dilation_w));
+  }
+  if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0) {
+    fail("pads (top, left, bottom, right) must be >= 0");
+  }
+  const int64_t c = x.shape()[1], k = w.shape()[0];
+  if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0 || c == 0) {
+    fail("groups " + std::to_string(p.groups) + " must be >= 1 and divide the " +
+         std::to_string(c) + " input channels and the " + std::to_string(k) + " output channels");
+  }
+  if (w.shape()[1] != c / p.groups || w.shape()[2] < 1 || w.shape()[3] < 1) {
+    fail("weights " + w.shape().ToString() + " must be (K, C / groups = " +
+         std::to_string(c / p.groups) + ", KH >= 1, KW >= 1) for input " + x.shape().ToString());
+  }
+  if (bias && (bias->rank() != 1 || bias->shape()[0] != k)) {
+    fail("bias must be (K) = (" + std::to_string(k) + "), got " + bias->Describe());
+  }
+}
+
+Conv2dParams ParamsOf(const BackwardRecord& r) {
+  const std::vector<int64_t>& v = r.ints();  // kh, kw, then the params in declaration order
+  auto at = [&](size_t i) { return static_cast<int32_t>(v[i]); };
+  return {at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10)};
+}
+
+// Scratch for the context's kernels from the run's allocator (a session's arena), rented only
+// when the kernels need any, and returned when it goes out of scope.
+class Scratch {
+ public:
+  Scratch(const Shape& x, const Shape& w, const Conv2dParams& p, const OpContext& ctx) {
+    const int64_t floats = ctx.kernels.Conv2dScratchFloats(x, w, p);
+    if (floats > 0) t_ = Tensor::Empty(Shape{floats}, DType::kFloat, ctx.allocator);
+  }
+  ~Scratch() {
+    if (!t_.is_null()) t_.Dispose();
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::span<float> floats() { return t_.is_null() ? std::span<float>() : t_.MutableData<float>(); }
+
+ private:
+  Tensor t_;
+};
+
+// d/dx and d/dw by the kernels, d/dbias = the sum of g over N, OH and OW.
+void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+                    std::span<Tensor> grads) {
+  const Conv2dParams p = ParamsOf(r);
+  const Shape& xs = r.InputShape(0);
+  const Shape& ws = r.InputShape(1);
+  if (r.inputs()[0].node || r.inputs()[1].node) {
+    Scratch scratch(xs, ws, p, ctx);
+    if (r.inputs()[0].node) {
+      grads[0] = internal::NewFloat(xs, ctx);
+      ctx.kernels.Conv2dBackwardInput(g, r.Saved(1), p, grads[0], scratch.floats());
+    }
+    if (r.inputs()[1].node) {
+      grads[1] = internal::NewFloat(ws, ctx);
+      ctx.kernels.Conv2dBackwardWeight(g, r.Saved(0), p, grads[1], scratch.floats());
+    }
+  }
+  if (r.inputs().size() > 2 && r.inputs()[2].node) {
+    const std::array<int, 3> axes{0, 2, 3};
+    grads[2] = Sum(g, axes, false, ctx);
+  }
+}
+
+}  // namespace
+
+Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
+              const OpContext& ctx) {
+  internal::CheckFloat("Conv2d", "x", x);
+  internal::CheckFloat("Conv2d", "w", w);
+  if (bias) internal::CheckFloat("Conv2d", "bias", *bias);
+  CheckShapes(x, w, bias, p);
+  const int32_t kh = w.shape()[2], kw = w.shape()[3];
+  const int64_t oh =
+      ConvOutputExtent(x.shape()[2], kh, p.stride_h, p.pad_top, p.pad_bottom, p.dilation_h);
+  const int64_t ow =
+      ConvOutputExtent(x.shape()[3], kw, p.stride_w, p.pad_left, p.pad_right, p.dilation_w);
+  if (oh < 1 || ow < 1) {
+    throw TensorShapeException("Conv2d: input " + x.shape().ToString() +
+                               " with its pads is too small for the dilated kernel (output " +
+                               "would be " + std::to_string(oh) + " x " + std::to_string(ow) + ")");
+  }
+  Tensor out = internal::NewFloat(Shape{x.shape()[0], w.shape()[0], oh, ow}, ctx);
+  {
+    Scratch scratch(x.shape(), w.shape(), p, ctx);
+    ctx.kernels.Conv2d(x, w, bias, p, out, scratch.floats());
+  }
+  const bool record = bias ? ShouldRecord({&x, &w, bias}) : ShouldRecord({&x, &w});
+  if (!record) return out;
+  auto r = bias ? internal::NewRecord(OpKind::kConv2d, &Conv2dBackward, {&x, &w, bias})
+                : internal::NewRecord(OpKind::kConv2d, &Conv2dBackward, {&x, &w});
+  r->Save(0, x);
+  r->Save(1, w);
+  r->SetInts({kh, kw, p.stride_h, p.stride_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
+              p.dilation_h, p.dilation_w, p.groups});
+  return out.WithAutogradNode(std::move(r));
+}
+
+}  // namespace onemodel::ops

@@ -1,0 +1,276 @@
+// Conv2d kernels over the variant table (kernel_variants.h): forward, input gradient and
+// weight gradient on random shapes, parameters (asymmetric pads, dilation, groups, depthwise,
+// stride > kernel, 1x1 and 7x7) and layouts (permuted, reversed, with gaps). Every variant
+// against a brute-force oracle written here (the forward sums in the reference's order, so
+// the reference matches it bit for bit; the gradients scatter where the reference gathers);
+// every fast variant against the reference within MatMulErrorBound over the terms each output
+// sums (docs/kernels.md). Outputs sit inside sentinel memory that must survive.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "core/kernels/accuracy.h"
+#include "core/kernels/kernel_set.h"
+#include "tests/core/kernels/kernel_test_util.h"
+#include "tests/core/kernels/kernel_variants.h"
+
+namespace onemodel {
+namespace {
+
+using kernel_test::Placed;
+using kernel_test::Variant;
+
+// One random problem: parameters and the shapes they imply.
+struct Problem {
+  Conv2dParams p;
+  int64_t n, c, h, w, k, kh, kw, oh, ow;
+  bool bias;
+};
+
+Problem RandomProblem(std::mt19937& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % (hi - lo + 1));
+  };
+  for (;;) {
+    Problem q{};
+    q.kh = rng() % 8 == 0 ? 7 : pick(1, 3);
+    q.kw = rng() % 8 == 0 ? 7 : pick(1, 3);
+    const int32_t groups = static_cast<int32_t>(rng() % 3 == 0 ? pick(2, 3) : 1);
+    const bool depthwise = rng() % 5 == 0;
+    q.c = depthwise ? pick(1, 4) : groups * pick(1, 3);
+    q.p.groups = depthwise ? static_cast<int32_t>(q.c) : groups;
+    q.k = q.p.groups * pick(1, 3);
+    q.n = pick(1, 3);
+    q.h = pick(1, 12);
+    q.w = pick(1, 12);
+    q.p.stride_h = static_cast<int32_t>(pick(1, 4));
+    q.p.stride_w = static_cast<int32_t>(pick(1, 4));
+    q.p.dilation_h = static_cast<int32_t>(rng() % 3 == 0 ? 2 : 1);
+    q.p.dilation_w = static_cast<int32_t>(rng() % 3 == 0 ? 2 : 1);
+    q.p.pad_top = static_cast<int32_t>(pick(0, 3));
+    q.p.pad_left = static_cast<int32_t>(pick(0, 3));
+    q.p.pad_bottom = static_cast<int32_t>(pick(0, 3));
+    q.p.pad_right = static_cast<int32_t>(pick(0, 3));
+    q.bias = rng() % 2 == 0;
+    q.oh = ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h, q.p.pad_top,
+                            q.p.pad_bottom, q.p.dilation_h);
+    q.ow = ConvOutputExtent(q.w, static_cast<int32_t>(q.kw), q.p.stride_w, q.p.pad_left,
+                            q.p.pad_right, q.p.dilation_w);
+    if (q.oh >= 1 && q.ow >= 1) return q;
+  }
+}
+
+// Calls f(n, k, oy, ox, c, i, j, y, x) for every multiply-add of the convolution: output
+// (n, k, oy, ox) reads input channel c (absolute) at (y, x) through tap (i, j).
+template <typename F>
+void ForEachTap(const Problem& q, F&& f) {
+  const int64_t cg = q.c / q.p.groups, kg = q.k / q.p.groups;
+  for (int64_t n = 0; n < q.n; ++n)
+    for (int64_t k = 0; k < q.k; ++k)
+      for (int64_t oy = 0; oy < q.oh; ++oy)
+        for (int64_t ox = 0; ox < q.ow; ++ox)
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t i = 0; i < q.kh; ++i)
+              for (int64_t j = 0; j < q.kw; ++j) {
+                const int64_t y = oy * q.p.stride_h + i * q.p.dilation_h - q.p.pad_top;
+                const int64_t x = ox * q.p.stride_w + j * q.p.dilation_w - q.p.pad_left;
+                if (y >= 0 && y < q.h && x >= 0 && x < q.w)
+                  f(n, k, oy, ox, k / kg * cg + c, i, j, y, x);
+              }
+}
+
+Placed Random(const Shape& shape, std::mt19937& rng, Allocator& pool) {
+  Placed t = kernel_test::RandomLayout(shape, rng, pool, false);
+  std::uniform_real_distribution<float> value(-1, 1);
+  kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) { t.view.Set(i, value(rng)); });
+  return t;
+}
+
+// A contiguous NCHW output inside sentinel memory.
+Placed Output(const Shape& shape, Allocator& pool) {
+  Placed t;
+  t.whole = Tensor::Empty(Shape{shape.ElementCount() + 32}, DType::kFloat, pool);
+  t.whole.Fill(std::bit_cast<float>(kernel_test::kSentinelBits));
+  const std::vector<int64_t> extents(shape.extents().begin(), shape.extents().end());
+  t.view = t.whole.Slice(0, 16, 16 + shape.ElementCount()).TryReshape(extents).value();
+  return t;
+}
+
+// The three kernels' results for one problem and one variant.
+struct Results {
+  Placed y, gx, gw;
+};
+
+struct Inputs {
+  Placed x, w, b, g;
+};
+
+Inputs RandomInputs(const Problem& q, std::mt19937& rng, Allocator& pool) {
+  Inputs in;
+  in.x = Random(Shape{q.n, q.c, q.h, q.w}, rng, pool);
+  in.w = Random(Shape{q.k, q.c / q.p.groups, q.kh, q.kw}, rng, pool);
+  in.b = Random(Shape{q.k}, rng, pool);
+  in.g = Random(Shape{q.n, q.k, q.oh, q.ow}, rng, pool);
+  return in;
+}
+
+Results RunKernels(const TensorKernels& kernels, const Problem& q, const Inputs& in, Allocator& pool) {
+  const Shape xs{q.n, q.c, q.h, q.w}, ws{q.k, q.c / q.p.groups, q.kh, q.kw};
+  Tensor scratch =
+      Tensor::Empty(Shape{kernels.Conv2dScratchFloats(xs, ws, q.p)}, DType::kFloat, pool);
+  Results r{Output(Shape{q.n, q.k, q.oh, q.ow}, pool), Output(xs, pool), Output(ws, pool)};
+  kernels.Conv2d(in.x.view, in.w.view, q.bias ? &in.b.view : nullptr, q.p, r.y.view,
+                 scratch.MutableData<float>());
+  kernels.Conv2dBackwardInput(in.g.view, in.w.view, q.p, r.gx.view, scratch.MutableData<float>());
+  kernels.Conv2dBackwardWeight(in.g.view, in.x.view, q.p, r.gw.view, scratch.MutableData<float>());
+  EXPECT_EQ(kernel_test::SentinelDamage(r.y), 0);
+  EXPECT_EQ(kernel_test::SentinelDamage(r.gx), 0);
+  EXPECT_EQ(kernel_test::SentinelDamage(r.gw), 0);
+  return r;
+}
+
+// The oracle's values (double) and magnitudes (sum of |terms|), as contiguous NCHW vectors.
+struct Oracle {
+  std::vector<double> y, gx, gw, y_mag, gx_mag, gw_mag;
+};
+
+Oracle Brute(const Problem& q, const Inputs& in) {
+  const int64_t cg = q.c / q.p.groups;
+  Oracle o;
+  o.y.assign(static_cast<size_t>(q.n * q.k * q.oh * q.ow), 0);
+  o.y_mag = o.y;
+  o.gx.assign(static_cast<size_t>(q.n * q.c * q.h * q.w), 0);
+  o.gx_mag = o.gx;
+  o.gw.assign(static_cast<size_t>(q.k * cg * q.kh * q.kw), 0);
+  o.gw_mag = o.gw;
+  for (int64_t n = 0; n < q.n; ++n)
+    for (int64_t k = 0; k < q.k; ++k)
+      for (int64_t e = 0; e < q.oh * q.ow; ++e) {
+        const double b = q.bias ? in.b.view.At<float>({k}) : 0.0;
+        o.y[static_cast<size_t>((n * q.k + k) * q.oh * q.ow + e)] = b;
+        o.y_mag[static_cast<size_t>((n * q.k + k) * q.oh * q.ow + e)] = std::fabs(b);
+      }
+  ForEachTap(q, [&](int64_t n, int64_t k, int64_t oy, int64_t ox, int64_t c, int64_t i, int64_t j,
+                    int64_t y, int64_t x) {
+    const double xv = in.x.view.At<float>({n, c, y, x});
+    const double wv = in.w.view.At<float>({k, c % cg, i, j});
+    const double gv = in.g.view.At<float>({n, k, oy, ox});
+    const size_t yi = static_cast<size_t>(((n * q.k + k) * q.oh + oy) * q.ow + ox);
+    const size_t xi = static_cast<size_t>(((n * q.c + c) * q.h + y) * q.w + x);
+    const size_t wi = static_cast<size_t>(((k * cg + c % cg) * q.kh + i) * q.kw + j);
+    o.y[yi] += xv * wv;
+    o.y_mag[yi] += std::fabs(xv * wv);
+    o.gx[xi] += gv * wv;
+    o.gx_mag[xi] += std::fabs(gv * wv);
+    o.gw[wi] += gv * xv;
+    o.gw_mag[wi] += std::fabs(gv * xv);
+  });
+  return o;
+}
+
+std::vector<float> Values(const Placed& t) {
+  return {t.view.Data<float>().begin(), t.view.Data<float>().end()};
+}
+
+class Conv2dTest : public ::testing::TestWithParam<Variant> {
+ protected:
+  const TensorKernels& kernels() const { return *GetParam().kernels; }
+  BufferPool pool_;
+};
+
+TEST_P(Conv2dTest, ComputesAKnownConvolution) {
+  // 1x1x3x3 input 1..9, one 2x2 kernel of ones, pad 1 on the top and left only, stride 2.
+  const Problem q{{.stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1},
+                  1,
+                  1,
+                  3,
+                  3,
+                  1,
+                  2,
+                  2,
+                  2,
+                  2,
+                  false};
+  Inputs in;
+  in.x = Output(Shape{1, 1, 3, 3}, pool_);
+  for (int64_t i = 0; i < 9; ++i) in.x.view.Set({0, 0, i / 3, i % 3}, static_cast<float>(i + 1));
+  in.w = Output(Shape{1, 1, 2, 2}, pool_);
+  in.w.view.Fill(1.0f);
+  in.g = Output(Shape{1, 1, 2, 2}, pool_);
+  in.g.view.Fill(1.0f);
+  const Results r = RunKernels(kernels(), q, in, pool_);
+  EXPECT_EQ(Values(r.y), (std::vector<float>{1, 2 + 3, 4 + 7, 5 + 6 + 8 + 9}));
+  EXPECT_EQ(Values(r.gx), (std::vector<float>{1, 1, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(Values(r.gw), (std::vector<float>{5, 4 + 6, 2 + 8, 1 + 3 + 7 + 9}));
+}
+
+TEST_P(Conv2dTest, MatchesTheBruteForceOracleOnRandomProblems) {
+  std::mt19937 rng(11);
+  for (int t = 0; t < 150; ++t) {
+    const Problem q = RandomProblem(rng);
+    const Inputs in = RandomInputs(q, rng, pool_);
+    const Results r = RunKernels(kernels(), q, in, pool_);
+    const Oracle o = Brute(q, in);
+    const bool exact = !GetParam().target;
+    auto check = [&](const Placed& got, const std::vector<double>& want,
+                     const std::vector<double>& mag, int64_t terms, bool bitwise,
+                     const char* what) {
+      const std::vector<float> v = Values(got);
+      for (size_t e = 0; e < v.size(); ++e) {
+        if (bitwise) {
+          ASSERT_EQ(v[e], static_cast<float>(want[e])) << what << " element " << e;
+          continue;
+        }
+        // The oracle's double sum is within 2^-40 * mag of the exact one; the reference adds
+        // its own rounding to float, and a fast kernel the MatMul bound over its terms.
+        const double allowed = exact ? std::ldexp(std::fabs(want[e]), -24) + std::ldexp(mag[e], -40)
+                                     : *MatMulErrorBound(terms, mag[e]) + std::ldexp(mag[e], -40);
+        ASSERT_LE(std::fabs(v[e] - want[e]), allowed) << what << " element " << e << " case " << t;
+      }
+    };
+    const int64_t cg = q.c / q.p.groups, kg = q.k / q.p.groups;
+    check(r.y, o.y, o.y_mag, cg * q.kh * q.kw + 1, exact, "y");
+    check(r.gx, o.gx, o.gx_mag, kg * q.kh * q.kw, false, "grad_x");
+    check(r.gw, o.gw, o.gw_mag, q.n * q.oh * q.ow, false, "grad_w");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Conv2dTest, ::testing::ValuesIn(kernel_test::AllVariants()),
+                         kernel_test::ParamName);
+
+class Conv2dFastTest : public Conv2dTest {};
+
+TEST_P(Conv2dFastTest, WithinTheBoundOfTheReferenceOnRandomProblems) {
+  std::mt19937 rng(12);
+  const TensorKernels& reference = KernelSet::Get(KernelChoice::kExact);
+  for (int t = 0; t < 150; ++t) {
+    const Problem q = RandomProblem(rng);
+    const Inputs in = RandomInputs(q, rng, pool_);
+    const Results fast = RunKernels(kernels(), q, in, pool_);
+    const Results ref = RunKernels(reference, q, in, pool_);
+    const Oracle o = Brute(q, in);
+    auto check = [&](const Placed& got, const Placed& want, const std::vector<double>& mag,
+                     int64_t terms, const char* what) {
+      const std::vector<float> a = Values(got), b = Values(want);
+      for (size_t e = 0; e < a.size(); ++e) {
+        ASSERT_LE(std::fabs(double{a[e]} - double{b[e]}), *MatMulErrorBound(terms, mag[e]))
+            << what << " element " << e << " case " << t;
+      }
+    };
+    const int64_t cg = q.c / q.p.groups, kg = q.k / q.p.groups;
+    check(fast.y, ref.y, o.y_mag, cg * q.kh * q.kw + 1, "y");
+    check(fast.gx, ref.gx, o.gx_mag, kg * q.kh * q.kw, "grad_x");
+    check(fast.gw, ref.gw, o.gw_mag, q.n * q.oh * q.ow, "grad_w");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
+                         kernel_test::ParamName);
+
+}  // namespace
+}  // namespace onemodel
