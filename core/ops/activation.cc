@@ -1,6 +1,7 @@
 #include "core/ops/activation.h"
 
 #include <cmath>
+#include <initializer_list>
 
 #include "core/autograd/backward_record.h"
 #include "core/kernels/scalar_ops.h"
@@ -45,11 +46,11 @@ void GeluErfBackward(const BackwardRecord& r, const Tensor& g, const OpContext& 
 
 // Records `kind` over x (saved) with `floats`, when x requires gradients.
 Tensor RecordOnX(Tensor out, const Tensor& x, OpKind kind, BackwardFn backward,
-                 std::vector<float> floats) {
+                 std::initializer_list<float> floats) {
   if (!ShouldRecord({&x})) return out;
   auto record = internal::NewRecord(kind, backward, {&x});
   record->Save(0, x);
-  record->SetFloats(std::move(floats));
+  record->SetFloats(floats);
   return out.WithAutogradNode(std::move(record));
 }
 
