@@ -63,20 +63,20 @@ HWY_INLINE V Polynomial(D d, V t, const float (&c)[K]) {
 }
 
 // erf(x) within 2 ulp of std::erf (accuracy.h; bench/ulp_sweep measures it). |x| < 1:
-// x P(x^2); 1 <= |x| < 4: 1 - e^(-x^2) Q(|x| - 2.5) with the sign of x; beyond, +-1 (erf
-// rounds to +-1 in float from |x| = 3.92). P and Q are least-squares fits of erf(a) / a and
-// erfc(a) e^(a^2) on Chebyshev nodes, weighted for relative error.
+// x + x R(x^2); 1 <= |x| < 4: 1 - e^(-x^2) Q(|x| - 2.5) with the sign of x; beyond, +-1 (erf
+// rounds to +-1 in float from |x| = 3.92). R and Q are least-squares fits of erf(a) / a - 1
+// and erfc(a) e^(a^2) on Chebyshev nodes (Q weighted for relative error).
 HWY_INLINE V ErfVec(D d, V x) {
-  static constexpr float kP[] = {1.128379107e+00f,  -3.761262596e-01f, 1.128358245e-01f,
-                                 -2.685369179e-02f, 5.188099109e-03f,  -8.008189034e-04f,
-                                 7.847259258e-05f};
+  static constexpr float kR[] = {1.283791661e-01f,  -3.761262596e-01f, 1.128359735e-01f,
+                                 -2.685432881e-02f, 5.189312156e-03f,  -8.018855006e-04f,
+                                 7.882497448e-05f};
   static constexpr float kQ[] = {2.108063549e-01f,  -7.434736192e-02f, 2.493817359e-02f,
                                  -8.001474664e-03f, 2.466092817e-03f,  -7.337129791e-04f,
                                  2.128320484e-04f,  -5.894270726e-05f, 1.442577741e-05f,
                                  -4.009343229e-06f, 1.658841825e-06f,  -3.835798736e-07f};
   const V one = hn::Set(d, 1.0f);
   const V a = hn::Min(hn::Abs(x), hn::Set(d, 4.0f));
-  const V small = hn::Mul(x, Polynomial(d, hn::Mul(x, x), kP));
+  const V small = hn::MulAdd(x, Polynomial(d, hn::Mul(x, x), kR), x);
   const V e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
   const V large = hn::Sub(one, hn::Mul(e, Polynomial(d, hn::Sub(a, hn::Set(d, 2.5f)), kQ)));
   return hn::IfThenElse(hn::Lt(a, one), small, hn::CopySign(large, x));
