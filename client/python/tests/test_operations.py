@@ -110,7 +110,9 @@ TENSOR_METHOD = {
     'LogSoftmax': 'log_softmax', 'Cast': 'cast', 'Contiguous': 'contiguous', 'Copy': 'copy',
     'Detach': 'detach', 'ToLayout': 'to_layout', 'Reshape': 'reshape', 'Permute': 'permute',
     'Transpose': 'transpose', 'Slice': 'slice', 'Expand': 'expand', 'Squeeze': 'squeeze',
-    'Unsqueeze': 'unsqueeze',
+    'Unsqueeze': 'unsqueeze', 'Erf': 'erf', 'Equal': 'eq', 'Less': 'lt', 'LessEqual': 'le',
+    'Greater': 'gt', 'GreaterEqual': 'ge', 'Where': 'where', 'Clip': 'clip',
+    'LeakyRelu': 'leaky_relu',
 }
 
 
