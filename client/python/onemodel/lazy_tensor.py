@@ -416,7 +416,7 @@ class Tensor:
 
     def clip(self, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:
         """x limited to [min, max] (torch.clamp: max wins when min > max); None: unbounded."""
-        attrs = {}
+        attrs: Dict[str, Any] = {}
         if min is not None:
             attrs['min'] = float(min)
         if max is not None:
