@@ -50,7 +50,7 @@ constexpr UnaryAccuracy AccuracyOf(UnaryOp op) {
     case UnaryOp::kGelu:
       return {16, 1e-7f};
     case UnaryOp::kErf:
-      return {2, 0.0f};
+      return {1, 0.0f};
     default:
       return {0, 0.0f};
   }

@@ -62,7 +62,7 @@ HWY_INLINE V Polynomial(D d, V t, const float (&c)[K]) {
   return r;
 }
 
-// erf(x) within 2 ulp of std::erf (accuracy.h; bench/ulp_sweep measures it). |x| < 1:
+// erf(x) within 1 ulp of std::erf (accuracy.h; bench/ulp_sweep measures it). |x| < 1:
 // x + x R(x^2); 1 <= |x| < 4: 1 - e^(-x^2) Q(|x| - 2.5) with the sign of x; beyond, +-1 (erf
 // rounds to +-1 in float from |x| = 3.92). R and Q are least-squares fits of erf(a) / a - 1
 // and erfc(a) e^(a^2) on Chebyshev nodes (Q weighted for relative error).
