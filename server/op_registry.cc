@@ -6,6 +6,8 @@
 
 #include "core/dtype/dtype.h"
 #include "core/ops/conv.h"
+#include "core/ops/activation.h"
+#include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -119,6 +121,16 @@ Conv2dParams ConvParams(const OpCall& call) {
   return {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
 }
 
+// Gelu's `approximate`: "tanh" (the default, spec 8) or "none" (the erf form), as PyTorch.
+ops::GeluApproximation ParseGeluApproximation(const OpCall& call) {
+  if (!call.Has("approximate")) return ops::GeluApproximation::kTanh;
+  const std::string_view name = call.String("approximate");
+  if (name == "tanh") return ops::GeluApproximation::kTanh;
+  if (name == "none") return ops::GeluApproximation::kNone;
+  throw InvalidArgument("attribute 'approximate' must be \"tanh\" or \"none\" (got \"" +
+                        Printable(name, 32) + "\")");
+}
+
 Tensor RunBinary(BinaryOp op, const OpCall& c) {
   return ops::Binary(op, c.in(0), c.in(1), c.ctx());
 }
@@ -136,6 +148,10 @@ constexpr Kind kInts = v1::Attribute::kInts;
 #define ONEMODEL_UNARY(Name, Doc)                                        \
   {#Name, {"X"}, {}, true, Doc,                                          \
    [](const OpCall& c) { return RunUnary(UnaryOp::k##Name, c); }}
+#define ONEMODEL_COMPARE(Name, Doc)                                      \
+  {#Name, {"A", "B"}, {}, false, Doc " (BOOL; NaN compares false)",     \
+   [](const OpCall& c) {                                                 \
+     return ops::Compare(ops::CompareOp::k##Name, c.in(0), c.in(1), c.ctx()); }}
 
 constexpr AttrSpec kAxes = {"axes", kInts, "[]", "the axes to reduce; [] reduces all"};
 constexpr AttrSpec kKeepDims = {"keepdims", kI, "0", "1 keeps each reduced axis with extent 1"};
@@ -155,7 +171,28 @@ const OpSpec kOps[] = {
     ONEMODEL_UNARY(Exp, "e to the power X"), ONEMODEL_UNARY(Log, "the natural logarithm of X"),
     ONEMODEL_UNARY(Sqrt, "the square root of X"),
     ONEMODEL_UNARY(Relu, "max(X, 0)"), ONEMODEL_UNARY(Sigmoid, "1 / (1 + e^-X)"),
-    ONEMODEL_UNARY(Tanh, "the hyperbolic tangent of X"), ONEMODEL_UNARY(Gelu, "GELU of X"),
+    ONEMODEL_UNARY(Tanh, "the hyperbolic tangent of X"),
+    {"Gelu", {"X"},
+     {{"approximate", kS, "tanh", "tanh (the tanh approximation) or none (the erf form)"}}, true,
+     "GELU of X", [](const OpCall& c) {
+       return ops::Gelu(c.in(0), ParseGeluApproximation(c), c.ctx()); }},
+    ONEMODEL_UNARY(Erf, "the error function of X"),
+    ONEMODEL_COMPARE(Equal, "A == B, elementwise with numpy broadcasting"),
+    ONEMODEL_COMPARE(Less, "A < B, elementwise with numpy broadcasting"),
+    ONEMODEL_COMPARE(LessEqual, "A <= B, elementwise with numpy broadcasting"),
+    ONEMODEL_COMPARE(Greater, "A > B, elementwise with numpy broadcasting"),
+    ONEMODEL_COMPARE(GreaterEqual, "A >= B, elementwise with numpy broadcasting"),
+    {"Where", {"condition", "A", "B"}, {}, true,
+     "A where condition (BOOL) is true, else B, with numpy broadcasting of all three",
+     [](const OpCall& c) { return ops::Where(c.in(0), c.in(1), c.in(2), c.ctx()); }},
+    {"Clip", {"X"},
+     {{"min", kF, "-inf", "the lower bound"}, {"max", kF, "inf", "the upper bound (wins over min)"}},
+     true, "X limited to [min, max] (torch.clamp)", [](const OpCall& c) {
+       return ops::Clip(c.in(0), c.Float("min", -std::numeric_limits<float>::infinity()),
+                        c.Float("max", std::numeric_limits<float>::infinity()), c.ctx()); }},
+    {"LeakyRelu", {"X"}, {{"alpha", kF, "0.01", "the slope for X <= 0"}}, true,
+     "X where X > 0, else alpha * X",
+     [](const OpCall& c) { return ops::LeakyRelu(c.in(0), c.Float("alpha", 0.01f), c.ctx()); }},
     {"MatMul", {"A", "B"}, {}, true, "matrix product of A and B (numpy matmul: batched, 1-d)",
      [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
     {"MaxPool2d", {"X"},
@@ -254,6 +291,7 @@ const OpSpec kOps[] = {
 
 #undef ONEMODEL_BINARY
 #undef ONEMODEL_UNARY
+#undef ONEMODEL_COMPARE
 
 }  // namespace
 

@@ -49,6 +49,8 @@ constexpr UnaryAccuracy AccuracyOf(UnaryOp op) {
       return {4, 0.0f};
     case UnaryOp::kGelu:
       return {16, 1e-7f};
+    case UnaryOp::kErf:
+      return {1, 0.0f};
     default:
       return {0, 0.0f};
   }

@@ -29,7 +29,7 @@ namespace onemodel {
 // core/autograd has an OpKind of the same name (docs/development.md, "Adding an operation").
 #define ONEMODEL_FOR_EACH_BINARY_OP(X) X(Add) X(Sub) X(Mul) X(Div) X(Max) X(Min) X(Pow)
 #define ONEMODEL_FOR_EACH_UNARY_OP(X) \
-  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Relu) X(Sigmoid) X(Tanh) X(Gelu)
+  X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt) X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(Erf)
 
 #define ONEMODEL_OP_ENUMERATOR(Name) k##Name,
 enum class BinaryOp { ONEMODEL_FOR_EACH_BINARY_OP(ONEMODEL_OP_ENUMERATOR) };

@@ -1,6 +1,6 @@
 // The meaning of every elementwise op, one float at a time. ReferenceKernels is built from
 // these; fast kernels must match them bit for bit (Add..Relu) or within the ULP bounds of
-// docs/kernels.md (Exp, Log, Tanh, Sigmoid, Gelu, Pow).
+// docs/kernels.md (Exp, Log, Tanh, Sigmoid, Gelu, Erf, Pow).
 #pragma once
 
 #include <cmath>
@@ -12,6 +12,9 @@ namespace onemodel::scalar {
 // sqrt(2 / pi) and the cubic coefficient of GELU's tanh form.
 inline constexpr float kGeluScale = 0.7978845608028654f;
 inline constexpr float kGeluCubic = 0.044715f;
+// 2 / sqrt(pi), erf's slope at 0, and 1 / sqrt(2), GELU's erf-form argument scale.
+inline constexpr float kTwoOverSqrtPi = 1.1283791670955126f;
+inline constexpr float kSqrtHalf = 0.7071067811865476f;
 
 // Max and Min propagate NaN: the first NaN operand is the result.
 inline float Max(float a, float b) {
@@ -71,6 +74,8 @@ inline float Unary(UnaryOp op, float x) {
       return std::tanh(x);
     case UnaryOp::kGelu:
       return Gelu(x);
+    case UnaryOp::kErf:
+      return std::erf(x);
   }
   return x;
 }

@@ -57,6 +57,34 @@ HWY_INLINE V BinaryVec(D, V a, V b) {
 // Returns x where x is NaN, else r.
 HWY_INLINE V KeepNaN(V x, V r) { return hn::IfThenElse(hn::IsNaN(x), x, r); }
 
+// Evaluates c[0] + c[1] t + ... + c[K-1] t^(K-1) (Horner's rule).
+template <size_t K>
+HWY_INLINE V Polynomial(D d, V t, const float (&c)[K]) {
+  V r = hn::Set(d, c[K - 1]);
+  for (size_t i = K - 1; i-- > 0;) r = hn::MulAdd(r, t, hn::Set(d, c[i]));
+  return r;
+}
+
+// erf(x) within 1 ulp of std::erf (accuracy.h; bench/ulp_sweep measures it). |x| < 1:
+// x + x R(x^2); 1 <= |x| < 4: 1 - e^(-x^2) Q(|x| - 2.5) with the sign of x; beyond, +-1 (erf
+// rounds to +-1 in float from |x| = 3.92). R and Q are least-squares fits of erf(a) / a - 1
+// and erfc(a) e^(a^2) on Chebyshev nodes (Q weighted for relative error).
+HWY_INLINE V ErfVec(D d, V x) {
+  static constexpr float kR[] = {1.283791661e-01f,  -3.761262596e-01f, 1.128359735e-01f,
+                                 -2.685432881e-02f, 5.189312156e-03f,  -8.018855006e-04f,
+                                 7.882497448e-05f};
+  static constexpr float kQ[] = {2.108063549e-01f,  -7.434736192e-02f, 2.493817359e-02f,
+                                 -8.001474664e-03f, 2.466092817e-03f,  -7.337129791e-04f,
+                                 2.128320484e-04f,  -5.894270726e-05f, 1.442577741e-05f,
+                                 -4.009343229e-06f, 1.658841825e-06f,  -3.835798736e-07f};
+  const V one = hn::Set(d, 1.0f);
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, 4.0f));
+  const V small = hn::MulAdd(x, Polynomial(d, hn::Mul(x, x), kR), x);
+  const V e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
+  const V large = hn::Sub(one, hn::Mul(e, Polynomial(d, hn::Sub(a, hn::Set(d, 2.5f)), kQ)));
+  return hn::IfThenElse(hn::Lt(a, one), small, hn::CopySign(large, x));
+}
+
 template <UnaryOp kOp>
 HWY_INLINE V UnaryVec(D d, V x) {
   const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
@@ -91,6 +119,8 @@ HWY_INLINE V UnaryVec(D d, V x) {
         hn::Mul(hn::Set(d, scalar::kGeluScale), hn::MulAdd(hn::Set(d, scalar::kGeluCubic), x3, x));
     const V t = UnaryVec<UnaryOp::kTanh>(d, inner);
     return hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), t));
+  } else if constexpr (kOp == UnaryOp::kErf) {
+    return KeepNaN(x, ErfVec(d, x));
   } else {
     static_assert(kNoVectorForm<kOp>,
                   "this UnaryOp has no vector form: write one in UnaryVec (matching "

@@ -7,30 +7,16 @@
 #include "core/kernels/scalar_ops.h"
 #include "core/ops/internal/map.h"
 #include "core/ops/internal/op_utils.h"
-#include "core/ops/reduce.h"
 
 namespace onemodel::ops {
 namespace {
 
 using internal::CheckFloat;
+using internal::Give;
 using internal::Map;
 using internal::NewFloat;
 
-// Writes into grads[i] the full-shape gradient `full` summed down to input i's shape.
-void Give(const BackwardRecord& r, int i, Tensor full, const OpContext& ctx,
-          std::span<Tensor> grads) {
-  const Shape& shape = r.InputShape(i);
-  if (full.shape() == shape) {
-    grads[static_cast<size_t>(i)] = full;
-    return;
-  }
-  grads[static_cast<size_t>(i)] = SumToShape(full, shape, ctx);
-  full.Dispose();
-}
-
-bool Wants(const BackwardRecord& r, int i) {
-  return r.inputs()[static_cast<size_t>(i)].node != nullptr;
-}
+using internal::Wants;
 
 void BinaryBackward(BinaryOp op, const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
@@ -172,6 +158,11 @@ void UnaryBackward(UnaryOp op, const BackwardRecord& r, const Tensor& g, const O
           },
           g, r.Saved(0), r.Owned(0));
       return;
+    case UnaryOp::kErf:
+      grads[0] = Map(
+          s, ctx, [](float x, float a) { return scalar::kTwoOverSqrtPi * std::exp(-a * a) * x; },
+          g, r.Saved(0));
+      return;
   }
 }
 
@@ -233,6 +224,7 @@ Tensor Unary(UnaryOp op, const Tensor& x, const OpContext& ctx) {
   switch (op) {
     case UnaryOp::kAbs:
     case UnaryOp::kLog:
+    case UnaryOp::kErf:
       record->Save(0, x);  // backward needs the input
       break;
     case UnaryOp::kGelu:

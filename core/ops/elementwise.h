@@ -46,5 +46,6 @@ inline Tensor Sigmoid(const Tensor& x, const OpContext& c) {
 }
 inline Tensor Tanh(const Tensor& x, const OpContext& c) { return Unary(UnaryOp::kTanh, x, c); }
 inline Tensor Gelu(const Tensor& x, const OpContext& c) { return Unary(UnaryOp::kGelu, x, c); }
+inline Tensor Erf(const Tensor& x, const OpContext& c) { return Unary(UnaryOp::kErf, x, c); }
 
 }  // namespace onemodel::ops

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/common/exceptions.h"
+#include "core/ops/reduce.h"
 
 namespace onemodel::ops::internal {
 
@@ -32,6 +33,17 @@ std::shared_ptr<BackwardRecord> NewRecord(OpKind op, BackwardFn backward,
   auto record = std::make_shared<BackwardRecord>(op, backward);
   for (const Tensor* t : inputs) record->AddInput(*t);
   return record;
+}
+
+void Give(const BackwardRecord& r, int i, Tensor full, const OpContext& ctx,
+          std::span<Tensor> grads) {
+  const Shape& shape = r.InputShape(i);
+  if (full.shape() == shape) {
+    grads[static_cast<size_t>(i)] = full;
+    return;
+  }
+  grads[static_cast<size_t>(i)] = SumToShape(full, shape, ctx);
+  full.Dispose();
 }
 
 int NormalizeAxis(std::string_view op, int dim, int rank) {

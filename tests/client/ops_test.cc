@@ -143,6 +143,53 @@ TEST_F(OpsTest, UnaryOpsMatchTheirFormulas) {
   }
 }
 
+TEST_F(OpsTest, ComparisonsGiveBoolWithBroadcastingAndIeeeNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Dims ad = {2, 3}, bd = {3}, out = {2, 3};
+  const std::vector<float> a = {1, 2, nan, 4, 5, 6}, b = {1, 5, nan};
+  const TensorHandle ha = Put(a, ad), hb = Put(b, bd);
+  const std::vector<std::pair<std::string, std::function<float(float, float)>>> ops = {
+      {"Equal", [](float x, float y) { return x == y ? 1.0f : 0.0f; }},
+      {"Less", [](float x, float y) { return x < y ? 1.0f : 0.0f; }},
+      {"LessEqual", [](float x, float y) { return x <= y ? 1.0f : 0.0f; }},
+      {"Greater", [](float x, float y) { return x > y ? 1.0f : 0.0f; }},
+      {"GreaterEqual", [](float x, float y) { return x >= y ? 1.0f : 0.0f; }}};
+  for (const auto& [op, fn] : ops) {
+    SCOPED_TRACE(op);
+    const TensorHandle y = Run(op, {ha, hb});
+    EXPECT_EQ(y.data_type(), onnx::TensorProto::BOOL);
+    EXPECT_THAT(y.info().dims(), ElementsAreArray(out));
+    std::vector<float> got;
+    for (uint8_t v : session_->Get<uint8_t>(y)) got.push_back(v);
+    EXPECT_EQ(got, Broadcast(a, ad, b, bd, out, fn));
+  }
+}
+
+TEST_F(OpsTest, WhereClipLeakyReluErfAndGeluForms) {
+  const std::vector<float> x = RandomFloats(24, 25, -3.0f, 3.0f);
+  const TensorHandle hx = Put(x, {2, 3, 4});
+  const TensorHandle zero = Put({0.0f}, {1});
+  client::RunBuilder run;
+  const auto mask = run.Op("Greater", {hx, zero});
+  run.Op("Where", {mask, hx, Put({-1.0f, -2.0f, -3.0f, -4.0f}, {4})});
+  const TensorHandle picked = session_->Run(run.NoGrad()).back();
+  const std::vector<float> got = Values(picked);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(got[i], x[i] > 0 ? x[i] : -1.0f - static_cast<float>(i % 4)) << i;
+  }
+  ExpectClose(Values(Run("Clip", {hx}, {{"min", -1.0f}, {"max", 2.0f}})),
+              Map(x, [](float v) { return std::min(std::max(v, -1.0f), 2.0f); }), 0);
+  ExpectClose(Values(Run("LeakyRelu", {hx}, {{"alpha", 0.25f}})),
+              Map(x, [](float v) { return v > 0 ? v : 0.25f * v; }), 0);
+  ExpectClose(Values(Run("Erf", {hx})), Map(x, [](float v) { return std::erf(v); }));
+  ExpectClose(Values(Run("Gelu", {hx}, {{"approximate", "none"}})),
+              Map(x, [](float v) { return v * 0.5f * (1.0f + std::erf(v / std::sqrt(2.0f))); }));
+  EXPECT_TRUE(FailsWith([&] { Run("Gelu", {hx}, {{"approximate", "exact"}}); },
+                        grpc::StatusCode::INVALID_ARGUMENT, {"'approximate'", "\"none\""}));
+  EXPECT_TRUE(FailsWith([&] { Run("Where", {hx, hx, hx}); }, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"condition", "BOOL"}));
+}
+
 // c[b] = a[b] x w[b or 0] for a (batch, m, k) and w (wb, k, n).
 std::vector<float> MatMulReference(const std::vector<float>& a, const std::vector<float>& w,
                                    int64_t batch, int64_t m, int64_t k, int64_t n, bool w_batched) {

@@ -37,8 +37,8 @@ class ComparisonNotSupported(NotImplementedError):
 def _not_supported(name: str) -> Any:
     def method(self: Tensor, other: object) -> bool:
         raise ComparisonNotSupported(
-            'Tensor %s: onemodeld has no comparison operations yet (docs/protocol.md section 5 '
-            'lists the operations); compare t.numpy() on the client instead' % name)
+            'Tensor %s: == and != keep tensors hashable by identity, so they do not compare '
+            'elements; use t.eq(other) (Equal, a BOOL tensor) instead' % name)
     method.__name__ = name
     return method
 
@@ -374,10 +374,10 @@ class Tensor:
     def __pos__(self) -> Tensor: return self
     def __abs__(self) -> Tensor: return apply('Abs', self)
 
-    __lt__ = _not_supported('__lt__')
-    __le__ = _not_supported('__le__')
-    __gt__ = _not_supported('__gt__')
-    __ge__ = _not_supported('__ge__')
+    def __lt__(self, o: Operand) -> Tensor: return apply('Less', self, o)
+    def __le__(self, o: Operand) -> Tensor: return apply('LessEqual', self, o)
+    def __gt__(self, o: Operand) -> Tensor: return apply('Greater', self, o)
+    def __ge__(self, o: Operand) -> Tensor: return apply('GreaterEqual', self, o)
     __eq__ = _not_supported('__eq__')
     __ne__ = _not_supported('__ne__')
 
@@ -400,9 +400,37 @@ class Tensor:
     def sigmoid(self) -> Tensor: return apply('Sigmoid', self)
     def tanh(self) -> Tensor: return apply('Tanh', self)
 
-    def gelu(self) -> Tensor:
-        """The tanh approximation (torch's gelu(approximate='tanh'))."""
-        return apply('Gelu', self)
+    def gelu(self, approximate: str = 'tanh') -> Tensor:
+        """GELU: 'tanh' (the default, torch's gelu(approximate='tanh')) or 'none' (the erf
+        form, torch's default)."""
+        return apply('Gelu', self, approximate=str(approximate))
+
+    def erf(self) -> Tensor: return apply('Erf', self)
+
+    def leaky_relu(self, alpha: float = 0.01) -> Tensor:
+        """x where x > 0, else alpha * x."""
+        return apply('LeakyRelu', self, alpha=float(alpha))
+
+    def clip(self, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:
+        """x limited to [min, max] (torch.clamp: max wins when min > max); None: unbounded."""
+        attrs: Dict[str, Any] = {}
+        if min is not None:
+            attrs['min'] = float(min)
+        if max is not None:
+            attrs['max'] = float(max)
+        return apply('Clip', self, **attrs)
+
+    # ---- comparisons (BOOL results, numpy broadcasting; NaN compares false) -------------------
+
+    def eq(self, o: Operand) -> Tensor: return apply('Equal', self, o)
+    def lt(self, o: Operand) -> Tensor: return apply('Less', self, o)
+    def le(self, o: Operand) -> Tensor: return apply('LessEqual', self, o)
+    def gt(self, o: Operand) -> Tensor: return apply('Greater', self, o)
+    def ge(self, o: Operand) -> Tensor: return apply('GreaterEqual', self, o)
+
+    def where(self, condition: Operand, other: Operand) -> Tensor:
+        """self where `condition` (BOOL) holds, else `other` (torch's Tensor.where)."""
+        return apply('Where', condition, self, other)
 
     # ---- reductions, softmax, pooling ---------------------------------------------------------
 

@@ -19,8 +19,10 @@ Attrs = Dict[str, Any]
 FLOAT = _t.DataType.FLOAT
 # operations whose output keeps the input's data type (the rest compute FLOAT, or Cast)
 SAME_TYPE = frozenset({'Contiguous', 'Copy', 'Detach', 'ToLayout'})
+# the comparisons: BOOL results, never recorded
+COMPARISONS = ('Equal', 'Less', 'LessEqual', 'Greater', 'GreaterEqual')
 # operations that never record for backward (the optimizers update their inputs in place)
-NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'})
+NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(COMPARISONS))
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
 # the grad_fn name the server gives (docs/protocol.md section 3)
@@ -139,9 +141,10 @@ def _expand(x: Shape, shape: Sequence[int]) -> Shape:
     return shape
 
 
-_BINARY = ('Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow')
+_BINARY = ('Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow') + COMPARISONS
 _SAME_SHAPE = ('Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Relu', 'Sigmoid', 'Tanh', 'Gelu', 'Softmax',
-               'LogSoftmax', 'Cast', 'Contiguous', 'Copy', 'Detach', 'ToLayout')
+               'LogSoftmax', 'Cast', 'Contiguous', 'Copy', 'Detach', 'ToLayout', 'Erf', 'Clip',
+               'LeakyRelu')
 
 _RULES = {
     'MatMul': lambda s, a: _matmul(s[0], s[1]),
@@ -156,6 +159,7 @@ _RULES = {
     'Expand': lambda s, a: _expand(s[0], a['shape']),
     'Squeeze': lambda s, a: _squeeze(s[0], a),
     'Unsqueeze': lambda s, a: _unsqueeze(s[0], a),
+    'Where': lambda s, a: tuple(np.broadcast_shapes(s[0], s[1], s[2])),
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
@@ -186,6 +190,8 @@ def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.Dat
         return dtypes[0] if dtypes else None
     if op in _STEP_COUNTERS:
         return _t.DataType.INT64
+    if op in COMPARISONS:
+        return _t.DataType.BOOL
     return FLOAT if op in KNOWN else None
 
 
@@ -194,6 +200,8 @@ def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any],
     """Whether the server records `op` for backward (so its output requires gradients)."""
     if not grad_enabled or op in NOT_DIFFERENTIABLE or not any(input_requires_grad):
         return False
+    if op == 'Where':  # the condition is BOOL and never requires gradients
+        return any(input_requires_grad[1:])
     if op == 'Cast':
         out = infer_dtype(op, dtypes, attrs)
         return dtypes[0] in _t.FLOATING and out in _t.FLOATING

@@ -110,7 +110,9 @@ TENSOR_METHOD = {
     'LogSoftmax': 'log_softmax', 'Cast': 'cast', 'Contiguous': 'contiguous', 'Copy': 'copy',
     'Detach': 'detach', 'ToLayout': 'to_layout', 'Reshape': 'reshape', 'Permute': 'permute',
     'Transpose': 'transpose', 'Slice': 'slice', 'Expand': 'expand', 'Squeeze': 'squeeze',
-    'Unsqueeze': 'unsqueeze', 'Conv2d': 'conv2d',
+    'Unsqueeze': 'unsqueeze', 'Conv2d': 'conv2d', 'Erf': 'erf', 'Equal': 'eq', 'Less': 'lt',
+    'LessEqual': 'le', 'Greater': 'gt', 'GreaterEqual': 'ge', 'Where': 'where', 'Clip': 'clip',
+    'LeakyRelu': 'leaky_relu',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead
 OPTIM_FUNCTION = {'SGD': 'SGD', 'AdamW': 'AdamW', 'ClipGradNorm': 'clip_grad_norm_'}

@@ -58,6 +58,7 @@ UNARY = {
     'Sigmoid': (lambda x: torch.sigmoid(torch.from_numpy(x)).numpy(), None),
     'Tanh': (np.tanh, None),
     'Gelu': (lambda x: F.gelu(torch.from_numpy(x), approximate='tanh').numpy(), None),
+    'Erf': (lambda x: torch.erf(torch.from_numpy(x)).numpy(), None),
 }
 
 

@@ -260,14 +260,26 @@ def test_tensor_dtypes_kept_when_asked(sess):
     assert sess.tensor(torch.zeros(2, dtype=torch.float16)).dtype == DataType.FLOAT16
 
 
-@pytest.mark.parametrize('op', ['<', '<=', '>', '>=', '==', '!='])
-def test_comparisons_are_not_supported_yet(sess, op):
+@pytest.mark.parametrize('op', ['==', '!='])
+def test_equality_operators_do_not_compare_elements(sess, op):
     t = sess.tensor(np.zeros(2, np.float32))
-    with pytest.raises(NotImplementedError, match='no comparison operations yet'):
+    with pytest.raises(NotImplementedError, match=r't\.eq\(other\)'):
         eval('t %s 0' % op)
     with pytest.raises(onemodel.ComparisonNotSupported):
         eval('t %s t' % op)
     assert t in {t} and hash(t) == hash(t)  # still hashable by identity
+
+
+@pytest.mark.parametrize('op,fn', [('<', np.less), ('<=', np.less_equal), ('>', np.greater),
+                                   ('>=', np.greater_equal)])
+def test_ordering_operators_are_comparisons(sess, op, fn):
+    a = np.array([[1, np.nan, 3], [4, 5, 6]], np.float32)
+    t = sess.tensor(a)
+    got = eval('t %s 3' % op)
+    assert got.dtype == DataType.BOOL and got.shape == (2, 3) and not got.requires_grad
+    np.testing.assert_array_equal(got.numpy(), fn(a, np.float32(3)))
+    picked = t.where(got, 0.0)
+    np.testing.assert_array_equal(picked.numpy(), np.where(fn(a, np.float32(3)), a, 0))
 
 
 def test_mixing_sessions_is_refused(client):

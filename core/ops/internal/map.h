@@ -4,7 +4,12 @@
 // once the thread's CancelToken is cancelled.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "core/autograd/op_context.h"
 #include "core/kernels/elementwise_loop.h"
@@ -35,6 +40,48 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
         }
       });
   return out;
+}
+
+}  // namespace onemodel::ops::internal
+
+namespace onemodel::ops::internal {
+
+// The storage element type MapInto reads and writes for T: BOOL as its bytes, so that any
+// nonzero byte counts as true (core/convert/cast.h).
+template <typename T>
+using MapStorage = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+// out[i] = fn(in0[i], in1[i], ...) for every element of `out` (stored as Out, any strides);
+// input k is an In_k tensor already expanded to out's shape. For the ops whose inputs or output
+// are not all FLOAT (comparisons to BOOL, Where's BOOL condition). Stops early (out incomplete)
+// once the thread's CancelToken is cancelled.
+template <typename Out, typename... In, typename Fn, typename... Ts>
+void MapInto(Tensor& out, const Fn& fn, const Ts&... ins) {
+  static_assert(sizeof...(In) == sizeof...(Ts), "one element type per input");
+  constexpr int N = 1 + sizeof...(In);
+  const int64_t total = out.shape().ElementCount();
+  if (total == 0) return;
+  using OutStore = MapStorage<Out>;
+  OutStore* o = reinterpret_cast<OutStore*>(out.MutableStorage<Out>().data()) + out.offset();
+  const std::tuple<const MapStorage<In>*...> in{
+      (reinterpret_cast<const MapStorage<In>*>(ins.template Storage<In>().data()) +
+       ins.offset())...};
+  const auto walk = onemodel::internal::WalkOf<N>(out.shape(), {&out.strides(), &ins.strides()...});
+  std::array<int64_t, N> rs;
+  for (int k = 0; k < N; ++k) rs[static_cast<size_t>(k)] = walk.RowStride(k);
+  const CancelToken* cancel = CurrentCancelToken();
+  constexpr int64_t kStep = int64_t{1} << 20;
+  for (int64_t at = 0; at < total; at += kStep) {
+    if (Cancelled(cancel)) return;
+    walk.ForEachRow(at, std::min(total, at + kStep), [&](int64_t n, const auto& off) {
+      for (int64_t i = 0; i < n; ++i) {
+        [&]<size_t... K>(std::index_sequence<K...>) {
+          o[off[0] + i * rs[0]] = static_cast<OutStore>(
+              fn(static_cast<In>(std::get<K>(in)[off[K + 1] + i * rs[K + 1]])...));
+        }(std::make_index_sequence<N - 1>());
+      }
+    });
+  }
 }
 
 }  // namespace onemodel::ops::internal

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "core/autograd/backward_record.h"
@@ -21,6 +22,16 @@ Tensor NewFloat(const Shape& shape, const OpContext& ctx, bool zero = false);
 // Call only when ShouldRecord(inputs).
 std::shared_ptr<BackwardRecord> NewRecord(OpKind op, BackwardFn backward,
                                           std::initializer_list<const Tensor*> inputs);
+
+// True when the record's input i wants a gradient (has an autograd node).
+inline bool Wants(const BackwardRecord& r, int i) {
+  return r.inputs()[static_cast<size_t>(i)].node != nullptr;
+}
+
+// Writes into grads[i] the full-shape gradient `full` summed down to input i's shape (undoing
+// a broadcast); `full` is consumed.
+void Give(const BackwardRecord& r, int i, Tensor full, const OpContext& ctx,
+          std::span<Tensor> grads);
 
 // A tensor derived from `source` that may be a temporary copy (Contiguous, Reshape): disposed
 // at scope exit unless it shares `source`'s buffer.

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 FLOAT = 1           # onnx.TensorProto.FLOAT
+BOOL = 9            # onnx.TensorProto.BOOL
 STRING = 8          # never expressible: onemodeld has no string tensors (protocol.md 4.1)
 
 
@@ -283,6 +284,44 @@ def slice_(n):
     return ops or [op('Copy', x)]
 
 
+def float_input(n, i):
+    """Input i, a FLOAT scalar, read as a constant (it becomes an attribute); None if omitted."""
+    if not n.has_input(i):
+        return None
+    n.tensor(i)  # FLOAT only
+    values = np.asarray(n.arrays[i]).reshape(-1)
+    _require(values.size == 1, 'input %d has %d values; a bound is one value' % (i, values.size))
+    return float(values[0])
+
+
+def clip(n):
+    """Before opset 11 the bounds are attributes, from 11 optional scalar inputs; an absent
+    bound is unbounded, as Clip's defaults."""
+    x = n.tensor(0)
+    if n.opset < 11:
+        lo, hi = n.attr('min', None), n.attr('max', None)
+    else:
+        lo, hi = float_input(n, 1), float_input(n, 2)
+    attrs = {}
+    if lo is not None:
+        attrs['min'] = float(lo)
+    if hi is not None:
+        attrs['max'] = float(hi)
+    return [op('Clip', x, **attrs)]
+
+
+def leaky_relu(n):
+    return [op('LeakyRelu', n.tensor(0), alpha=float(n.attr('alpha', 0.01)))]
+
+
+def where(n):
+    """The condition must be BOOL; the values FLOAT."""
+    cond = n.tensor(0, any_type=True)
+    _require(n.protos[0].data_type == BOOL, 'condition is %s; Where takes BOOL'
+             % type_name(n.protos[0].data_type))
+    return [op('Where', cond, n.tensor(1), n.tensor(2))]
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -327,6 +366,15 @@ MAPPING = {
     'Squeeze': Entry('exact', squeeze),
     'Unsqueeze': Entry('exact', unsqueeze),
     'Slice': Entry('exact', slice_),
+    'Erf': Entry('Erf', same('Erf')),
+    'Equal': Entry('exact', same('Equal')),
+    'Less': Entry('exact', same('Less')),
+    'LessOrEqual': Entry('exact', same('LessEqual')),
+    'Greater': Entry('exact', same('Greater')),
+    'GreaterOrEqual': Entry('exact', same('GreaterEqual')),
+    'Where': Entry('exact', where),
+    'Clip': Entry('exact', clip),
+    'LeakyRelu': Entry('exact', leaky_relu),
 }
 
 

@@ -7,6 +7,8 @@
 #include <bit>
 #include <limits>
 #include <memory>
+#include <cmath>
+#include <vector>
 #include <thread>
 #include <vector>
 
@@ -221,6 +223,36 @@ TEST_P(UnaryOpTest, StreamingStoresGiveTheSameBitsAtAnyAlignmentAndLength) {
       ASSERT_EQ(Bits(out.view.At<float>(i)), Bits(expected.At<float>(i)))
           << "at " << FormatExtents(i) << " of " << out.view.Describe();
     });
+  }
+}
+
+// Erf's vector form switches formulas at |x| = 1 and saturates from 4: every float from 0 to
+// 4.5 at a step of 64 ulp (both signs), and every float within 4096 ulp of the joints.
+TEST(ErfKernelTest, EveryFastVariantIsWithinItsBoundAcrossItsBranches) {
+  std::vector<float> xs;
+  for (uint32_t bits = 0; bits <= Bits(4.5f); bits += 64) xs.push_back(std::bit_cast<float>(bits));
+  for (float joint : {1.0f, 4.0f, 3.92f}) {
+    for (int d = -4096; d <= 4096; ++d) {
+      xs.push_back(std::bit_cast<float>(static_cast<uint32_t>(static_cast<int64_t>(Bits(joint)) + d)));
+    }
+  }
+  const size_t half = xs.size();
+  for (size_t i = 0; i < half; ++i) xs.push_back(-xs[i]);
+  BufferPool pool;
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor x = Tensor::Empty(Shape{n}, DType::kFloat, pool);
+  std::copy(xs.begin(), xs.end(), x.MutableData<float>().begin());
+  Tensor out = Tensor::Empty(Shape{n}, DType::kFloat, pool);
+  for (const Variant& v : kernel_test::FastVariants()) {
+    v.kernels->Unary(UnaryOp::kErf, x, out);
+    int64_t worst = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float f = out.Data<float>()[i], r = std::erf(xs[i]);
+      worst = std::max(worst, UlpDistance(f, r));
+      ASSERT_TRUE(WithinAccuracy(UnaryOp::kErf, xs[i], f, r))
+          << v.name() << " erf(" << xs[i] << "): " << f << " vs " << r;
+    }
+    EXPECT_LE(worst, AccuracyOf(UnaryOp::kErf).max_ulp) << v.name();
   }
 }
 

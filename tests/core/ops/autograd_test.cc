@@ -11,6 +11,8 @@
 #include "core/kernels/scalar_ops.h"
 #include "core/memory/buffer_pool.h"
 #include "core/ops/conv.h"
+#include "core/ops/activation.h"
+#include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -250,6 +252,16 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   ops::Expand(w, Shape{3, 8, 8}, ctx);
   const int squeeze[] = {0};
   ops::Unsqueeze(ops::Squeeze(x, squeeze, ctx), 0, ctx);
+  for (ops::CompareOp op : {ops::CompareOp::kEqual, ops::CompareOp::kLess, ops::CompareOp::kLessEqual,
+                            ops::CompareOp::kGreater, ops::CompareOp::kGreaterEqual}) {
+    out(ops::Compare(op, x, w, ctx));
+  }
+  const Tensor mask = ops::Less(x, w, ctx);
+  out(mask);
+  out(ops::Where(mask, x, w, ctx));
+  out(ops::Clip(x, -0.5f, 0.5f, ctx));
+  out(ops::LeakyRelu(x, 0.2f, ctx));
+  out(ops::Gelu(x, ops::GeluApproximation::kNone, ctx));
   return outputs;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/ops/conv.h"
+#include "core/ops/activation.h"
+#include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -66,6 +68,35 @@ TEST_F(GradientTest, UnaryOps) {
         },
         {x.Transpose(0, 1)}, ctx_, rng_);
   }
+}
+
+TEST_F(GradientTest, WhereWithBroadcastingAndAStridedCondition) {
+  const Tensor picker = Random(Shape{4, 3}, rng_, pool_);
+  const Tensor cond = ops::Less(picker.Transpose(0, 1), Random(Shape{4}, rng_, pool_), ctx_);
+  ExpectGradientsMatch(
+      "Where",
+      [&](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Where(cond, in[0], in[1], c);
+      },
+      {Random(Shape{2, 3, 4}, rng_, pool_), Random(Shape{3, 1}, rng_, pool_).Slice(0, -1, -4, -1)},
+      ctx_, rng_);
+}
+
+TEST_F(GradientTest, ClipLeakyReluAndGeluErfForm) {
+  Tensor x = Random(Shape{4, 5}, rng_, pool_, -2.0f, 2.0f);
+  for (float& v : x.MutableData<float>()) {
+    v += v < 0 ? -0.1f : 0.1f;  // away from LeakyRelu's kink at 0
+    if (std::fabs(std::fabs(v) - 1.0f) < 0.05f) v *= 1.1f;  // and from Clip's at -1 and 1
+  }
+  const std::vector<std::pair<const char*, ops_test::Fn>> fns = {
+      {"Clip", [](const std::vector<Tensor>& in, const OpContext& c) {
+         return ops::Clip(in[0], -1.0f, 1.0f, c); }},
+      {"LeakyRelu", [](const std::vector<Tensor>& in, const OpContext& c) {
+         return ops::LeakyRelu(in[0], 0.2f, c); }},
+      {"Gelu none", [](const std::vector<Tensor>& in, const OpContext& c) {
+         return ops::Gelu(in[0], ops::GeluApproximation::kNone, c); }},
+  };
+  for (const auto& [name, f] : fns) ExpectGradientsMatch(name, f, {x.Transpose(0, 1)}, ctx_, rng_);
 }
 
 TEST_F(GradientTest, MatMulWithBatchBroadcastAndVectors) {

@@ -40,6 +40,11 @@ UNARY = {
     "Neg": torch.neg, "Abs": torch.abs, "Exp": torch.exp, "Log": torch.log,
     "Sqrt": torch.sqrt, "Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh,
     "Gelu": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "Erf": torch.erf, "GeluNone": lambda x: torch.nn.functional.gelu(x, approximate="none"),
+}
+COMPARE = {
+    "Equal": torch.eq, "Less": torch.lt, "LessEqual": torch.le, "Greater": torch.gt,
+    "GreaterEqual": torch.ge,
 }
 BINARY = {
     "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div,
@@ -77,6 +82,12 @@ def run(op, attrs, xs):
         return xs[0].permute(ints(attrs))
     if op == "Expand":
         return xs[0].expand(ints(attrs))
+    if op == "Where":  # picks between its inputs by comparing them
+        return torch.where(COMPARE[attrs[0]](xs[0], xs[1]), xs[0], xs[1])
+    if op == "Clip":
+        return torch.clamp(xs[0], float.fromhex(attrs[0]), float.fromhex(attrs[1]))
+    if op == "LeakyRelu":
+        return torch.nn.functional.leaky_relu(xs[0], float.fromhex(attrs[0]))
     if op == "Cast":
         return xs[0].double().float() * xs[0]
     raise ValueError("unknown op " + op)

@@ -16,6 +16,8 @@
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/ops/conv.h"
+#include "core/ops/activation.h"
+#include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -306,6 +308,41 @@ TEST_F(TorchTest, Conv2dMatchesPyTorch) {
       }
     }
   }
+  RunAll();
+}
+
+// Where picks by each comparison of its own inputs (so PyTorch's comparisons are checked too),
+// Clip, LeakyRelu and GELU's erf form, on broadcast and strided inputs.
+TEST_F(TorchTest, TensorOpsMatchPyTorch) {
+  for (ops::CompareOp op : {ops::CompareOp::kEqual, ops::CompareOp::kLess,
+                            ops::CompareOp::kLessEqual, ops::CompareOp::kGreater,
+                            ops::CompareOp::kGreaterEqual}) {
+    const std::string name(ops::CompareOpName(op));
+    Tensor a = Random(Shape{2, 3, 4}, rng_, pool_);
+    const Tensor b = Random(Shape{3, 1}, rng_, pool_);
+    a.Set<float>({0, 1, 2}, b.At<float>({1, 0}));  // a tie
+    Add("Where_" + name, "Where", name, {a, b.Slice(0, -1, -4, -1)},
+        [op](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Where(ops::Compare(op, in[0], in[1], c), in[0], in[1], c);
+        });
+  }
+  const Tensor x = Random(Shape{5, 4}, rng_, pool_, -3, 3);
+  Add("Clip", "Clip", Hex(-1.0f) + " " + Hex(1.5f), {x.Transpose(0, 1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Clip(in[0], -1.0f, 1.5f, c);
+      });
+  Add("Clip_inverted", "Clip", Hex(1.0f) + " " + Hex(-1.0f), {x},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Clip(in[0], 1.0f, -1.0f, c);
+      });
+  Add("LeakyRelu", "LeakyRelu", Hex(0.01f), {x.Transpose(0, 1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::LeakyRelu(in[0], 0.01f, c);
+      });
+  Add("Gelu_none", "GeluNone", "", {x.Slice(0, -1, -6, -1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::Gelu(in[0], ops::GeluApproximation::kNone, c);
+      });
   RunAll();
 }
 

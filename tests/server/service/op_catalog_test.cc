@@ -8,8 +8,10 @@
 
 #include <cstring>
 #include <map>
+#include <span>
 
 #include "core/kernels/kernel_set.h"
+#include "core/ops/compare.h"
 #include "core/memory/buffer_pool.h"
 #include "server/nearest_names.h"
 #include "server/rpc_error.h"
@@ -75,8 +77,17 @@ class OpCatalogTest : public ::testing::Test {
   // optimizer) a zero step counter when it takes one and distinct tensors for its lists at
   // default attributes.
   std::vector<Tensor> Inputs(const OpSpec& spec, bool requires_grad) {
-    if (!spec.variadic)  // the optional inputs left out
-      return std::vector<Tensor>(spec.inputs.size() - spec.optional_inputs, Input(requires_grad));
+    if (!spec.variadic) {  // the optional inputs left out
+      std::vector<Tensor> inputs;
+      const size_t given = spec.inputs.size() - static_cast<size_t>(spec.optional_inputs);
+      for (std::string_view name : std::span(spec.inputs.begin(), given)) {
+        // Where's condition is BOOL: a comparison of the input with itself shifted.
+        inputs.push_back(name == "condition"
+                             ? ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_)
+                             : Input(requires_grad));
+      }
+      return inputs;
+    }
     static const std::map<std::string_view, int> lists = {
         {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}};
     std::vector<Tensor> inputs;

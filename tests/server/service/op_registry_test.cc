@@ -95,7 +95,28 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
       {"Relu", [&] { return Call("Relu", {x}).shape(); }},
       {"Sigmoid", [&] { return Call("Sigmoid", {x}).shape(); }},
       {"Tanh", [&] { return Call("Tanh", {x}).shape(); }},
-      {"Gelu", [&] { return Call("Gelu", {x}).shape(); }},
+      {"Gelu",
+       [&] {
+         return Call("Gelu", {x}, {{"approximate", StringAttr("none")}}).shape();
+       }},
+      {"Erf", [&] { return Call("Erf", {x}).shape(); }},
+      {"Equal", [&] { return Call("Equal", {x, x}).shape(); }},
+      {"Less", [&] { return Call("Less", {x, Iota(Shape{3})}).shape(); }},
+      {"LessEqual", [&] { return Call("LessEqual", {x, x}).shape(); }},
+      {"Greater", [&] { return Call("Greater", {x, x}).shape(); }},
+      {"GreaterEqual", [&] { return Call("GreaterEqual", {x, x}).shape(); }},
+      {"Where",
+       [&] {
+         return Call("Where", {Call("Less", {x, Iota(Shape{2, 1})}), x, Iota(Shape{3})}).shape();
+       }},
+      {"Clip",
+       [&] {
+         return Call("Clip", {x}, {{"min", FloatAttr(2)}, {"max", IntAttr(4)}}).shape();
+       }},
+      {"LeakyRelu",
+       [&] {
+         return Call("LeakyRelu", {x}, {{"alpha", FloatAttr(0.2f)}}).shape();
+       }},
       {"MatMul",
        [&] {
          return Call("MatMul", {x, Iota(Shape{3, 4})}).shape();
@@ -286,6 +307,50 @@ TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
                  {{"layout", StringAttr("Blocked")}, {"block", IntAttr(4)}})
                 .layout(),
             Layout::kBlocked);
+}
+
+TEST_F(OpRegistryTest, TensorOpsTakeTheirAttributes) {
+  const Tensor x = Iota();  // 1..6
+  const Tensor clipped = Call("Clip", {x}, {{"min", FloatAttr(2)}, {"max", FloatAttr(4.5f)}});
+  EXPECT_EQ(clipped.At<float>({0, 0}), 2.0f);
+  EXPECT_EQ(clipped.At<float>({1, 2}), 4.5f);
+  EXPECT_EQ(Call("Clip", {x}, {{"max", IntAttr(3)}}).At<float>({0, 0}), 1.0f) << "min: -inf";
+  const Tensor neg = Call("Neg", {x});
+  EXPECT_EQ(Call("LeakyRelu", {neg}).At<float>({0, 1}), -2.0f * 0.01f) << "alpha: 0.01";
+  EXPECT_EQ(Call("LeakyRelu", {neg}, {{"alpha", FloatAttr(0.5f)}}).At<float>({0, 1}), -1.0f);
+  const Tensor mask = Call("GreaterEqual", {x, Iota(Shape{1})});
+  EXPECT_EQ(mask.dtype(), DType::kBool);
+  EXPECT_EQ(Call("Where", {mask, neg, x}).At<float>({1, 2}), -6.0f);
+  const Tensor tanh_form = Call("Gelu", {neg});
+  EXPECT_EQ(Call("Gelu", {neg}, {{"approximate", StringAttr("tanh")}}).At<float>({0, 0}),
+            tanh_form.At<float>({0, 0}));
+  EXPECT_NE(Call("Gelu", {neg}, {{"approximate", StringAttr("none")}}).At<float>({0, 0}),
+            tanh_form.At<float>({0, 0}));
+}
+
+TEST_F(OpRegistryTest, MalformedTensorOpAttributesNameTheAttribute) {
+  const Tensor x = Iota();
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Gelu", {x}, {{"approximate", StringAttr("erf")}});
+            }),
+            "attribute 'approximate' must be \"tanh\" or \"none\" (got \"erf\")");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Gelu", {x}, {{"approximate", IntAttr(0)}});
+            }),
+            "attribute 'approximate' must be a string (s) (got an int (i))");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Clip", {x}, {{"min", StringAttr("0")}});
+            }),
+            "attribute 'min' must be a float (f) (got a string (s))");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("LeakyRelu", {x}, {{"alpha", IntsAttr({1})}});
+            }),
+            "attribute 'alpha' must be a float (f) (got a list of ints (ints))");
+  EXPECT_EQ(ErrorOf([&] { Call("Where", {x, x}); }), "it takes 3 inputs (got 2)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Equal", {x, x}, {{"axis", IntAttr(0)}});
+            }),
+            "there is no attribute 'axis' (it takes none)");
 }
 
 TEST_F(OpRegistryTest, SignatureErrorsSayWhatTheOperationTakes) {
