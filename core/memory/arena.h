@@ -59,7 +59,8 @@ class Arena final : public Allocator, public BufferOwner {
     const uint64_t sign_if_slow =
         static_cast<uint64_t>(length) | (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
         (static_cast<uint64_t>(limit_ - at) - static_cast<uint64_t>(need)) |
-        (static_cast<uint64_t>(spare_end_ - slot) - 1);
+        (reinterpret_cast<uintptr_t>(spare_end_) - reinterpret_cast<uintptr_t>(slot) -
+         sizeof(Buffer*));
     if (static_cast<int64_t>(sign_if_slow) < 0) return AllocateSlow(length, zero);
     next_header_ = slot + 1;
     cursor_ = at + need;
@@ -107,8 +108,8 @@ class Arena final : public Allocator, public BufferOwner {
   // Gives header `b` the `need` bytes at `at` and returns it.
   Buffer* Hand(Buffer* b, std::byte* at, int64_t length, int64_t need, bool zero) {
     b->data_ = at;
-    b->length_ = length;
-    b->capacity_ = need;
+    b->length_ = static_cast<uint32_t>(length);
+    b->capacity_ = static_cast<uint32_t>(need);
     b->version_.store(0, std::memory_order_relaxed);
     b->owner_ = this;
     internal::FillFresh(*b, zero);

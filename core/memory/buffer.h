@@ -44,7 +44,9 @@ class BufferOwner {
   ~BufferOwner() = default;
 };
 
-class Buffer {
+// One cache line: an arena's allocation and reset touch one line per header, and headers
+// never share a line (no false sharing between a version bump and a neighbour's generation).
+class alignas(64) Buffer {
  public:
   Buffer() = default;
   Buffer(const Buffer&) = delete;
@@ -78,17 +80,20 @@ class Buffer {
   }
 
   std::byte* data_ = nullptr;
-  int64_t length_ = 0;
-  int64_t capacity_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> version_{0};
-  uint64_t id_ = 0;
   BufferOwner* owner_ = nullptr;
   // Intrusive links: the pool's free lists, or a ledger's list of rented buffers.
   Buffer* next_ = nullptr;
   Buffer* prev_ = nullptr;
+  // 32 bits suffice: a buffer holds at most 2^31-1 bytes, its class (canary included) or an
+  // arena chunk at most 2^31 + 2^29.
+  uint32_t length_ = 0;
+  uint32_t capacity_ = 0;
+  uint32_t id_ = 0;          // headers are never freed, so 2^32 of them would be 256 GiB
   int32_t size_class_ = -1;  // pool class of data_, -1 when data_ belongs to an arena chunk
 };
+static_assert(sizeof(Buffer) == 64);
 
 namespace internal {
 // CHECKED helpers: fill [data, data+length) with 0xFF and the canary after it; verify it.

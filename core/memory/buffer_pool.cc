@@ -78,11 +78,11 @@ Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
     }
     b = AcquireHeader();
     b->data_ = static_cast<std::byte*>(block);
-    b->capacity_ = size;
+    b->capacity_ = static_cast<uint32_t>(size);
     b->size_class_ = index;
   }
   b->next_ = nullptr;
-  b->length_ = length;
+  b->length_ = static_cast<uint32_t>(length);
   b->version_.store(0, std::memory_order_relaxed);
   b->owner_ = this;
   internal::FillFresh(*b, zero);
@@ -160,7 +160,7 @@ Buffer* BufferPool::AcquireHeader() {
     auto slab = std::make_unique<Buffer[]>(kHeadersPerSlab);
     for (int i = kHeadersPerSlab - 1; i >= 0; --i) {
       Buffer& h = slab[static_cast<size_t>(i)];
-      h.id_ = next_header_id_ + static_cast<uint64_t>(i);
+      h.id_ = next_header_id_ + static_cast<uint32_t>(i);
       h.next_ = free_headers_;
       free_headers_ = &h;
     }

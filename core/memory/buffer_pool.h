@@ -100,7 +100,7 @@ class BufferPool final : public Allocator, public BufferOwner {
   std::mutex header_mutex_;
   Buffer* free_headers_ = nullptr;
   std::vector<std::unique_ptr<Buffer[]>> header_slabs_;
-  uint64_t next_header_id_ = 1;
+  uint32_t next_header_id_ = 1;
 };
 
 }  // namespace onemodel
