@@ -151,9 +151,8 @@ Case MixedTwoThreadsCase(Take take, Give give) {
 
 Case PoolMixedTwoThreadsCase() {
   auto pool = std::make_shared<BufferPool>();
-  return MixedTwoThreadsCase(
-      [=](size_t n) -> void* { return pool->Rent(static_cast<int64_t>(n)); },
-      [=](void* b) { pool->Release(static_cast<Buffer*>(b)); });
+  return MixedTwoThreadsCase([=](size_t n) -> void* { return pool->Rent(static_cast<int64_t>(n)); },
+                             [=](void* b) { pool->Release(static_cast<Buffer*>(b)); });
 }
 
 Case ArenaCase(int64_t bytes) {
@@ -185,7 +184,8 @@ void AddMemoryCases(CaseRegistry& cases) {
   cases["atomic_floor"] = [] { return AtomicFloorCase(); };
   cases["pool_mixed_2t"] = [] { return PoolMixedTwoThreadsCase(); };
   cases["malloc_mixed_2t"] = [] {
-    return MixedTwoThreadsCase([](size_t n) { return std::malloc(n); }, [](void* p) { std::free(p); });
+    return MixedTwoThreadsCase([](size_t n) { return std::malloc(n); },
+                               [](void* p) { std::free(p); });
   };
   cases["mimalloc_mixed_2t"] = [] {
     return MixedTwoThreadsCase([](size_t n) { return mi_malloc(n); }, [](void* p) { mi_free(p); });

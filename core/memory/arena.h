@@ -57,7 +57,8 @@ class Arena final : public Allocator, public BufferOwner {
     std::byte* const at = cursor_;
     Buffer** const slot = next_header_;
     const uint64_t sign_if_slow =
-        static_cast<uint64_t>(length) | (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
+        static_cast<uint64_t>(length) |
+        (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
         (static_cast<uint64_t>(limit_ - at) - static_cast<uint64_t>(need)) |
         (reinterpret_cast<uintptr_t>(spare_end_) - reinterpret_cast<uintptr_t>(slot) -
          sizeof(Buffer*));
@@ -100,9 +101,9 @@ class Arena final : public Allocator, public BufferOwner {
   // Bytes a slice of `length` takes: the canary included, rounded to the alignment. Computed
   // without overflow for any length; Allocate() rejects the ones outside the limit.
   static int64_t SliceBytes(int64_t length) {
-    return static_cast<int64_t>((static_cast<uint64_t>(length) + kCanaryBytes +
-                                 kBufferAlignment - 1) &
-                                ~static_cast<uint64_t>(kBufferAlignment - 1));
+    return static_cast<int64_t>(
+        (static_cast<uint64_t>(length) + kCanaryBytes + kBufferAlignment - 1) &
+        ~static_cast<uint64_t>(kBufferAlignment - 1));
   }
   Buffer* AllocateSlow(int64_t length, bool zero);
   // Gives header `b` the `need` bytes at `at` and returns it.
