@@ -165,7 +165,7 @@ void Arena::Rewind() {
     peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes());
     cursor_ = b->data_;
     if constexpr (kChecked) {
-      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity_));
+      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity()));
     }
     b->data_ = nullptr;
     --next_header_;  // b is the first spare header now
@@ -182,7 +182,7 @@ void Arena::Reset() {
     Buffer* b = *--it;
     if constexpr (kChecked) {
       if (b->owner_ == this && !internal::CanaryIntact(*b)) ++overruns;
-      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity_));
+      std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity()));
     }
     b->AdvanceGeneration();
     b->owner_ = nullptr;

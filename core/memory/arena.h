@@ -109,8 +109,7 @@ class Arena final : public Allocator, public BufferOwner {
   // Gives header `b` the `need` bytes at `at` and returns it.
   Buffer* Hand(Buffer* b, std::byte* at, int64_t length, int64_t need, bool zero) {
     b->data_ = at;
-    b->length_ = static_cast<uint32_t>(length);
-    b->capacity_ = static_cast<uint32_t>(need);
+    b->SetExtent(length, need);
     b->version_.store(0, std::memory_order_relaxed);
     b->owner_ = this;
     internal::FillFresh(*b, zero);

@@ -83,7 +83,7 @@ Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
   }
   if (!b) b = NewBlock(index, length);
   b->next_ = nullptr;
-  b->length_ = static_cast<uint32_t>(length);
+  b->SetExtent(length, size);
   b->version_.store(0, std::memory_order_relaxed);
   b->owner_ = this;
   internal::FillFresh(*b, zero);
@@ -108,7 +108,6 @@ Buffer* BufferPool::NewBlock(int index, int64_t length) {
   }
   Buffer* b = AcquireHeader();
   b->data_ = static_cast<std::byte*>(block);
-  b->capacity_ = static_cast<uint32_t>(size);
   b->size_class_ = index;
   return b;
 }
@@ -122,8 +121,8 @@ void BufferPool::Release(Buffer* b) {
     intact = internal::CanaryIntact(*b);
     internal::PoisonAndGuard(*b);
   }
-  const int64_t size = b->capacity_;
-  const int64_t length = b->length_;
+  const int64_t size = b->capacity();
+  const int64_t length = b->length();
   SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
   bool keep;
   {
@@ -198,7 +197,7 @@ void BufferPool::PushHeader(Buffer* header) {
   header->data_ = nullptr;
   header->size_class_ = -1;
   header->owner_ = nullptr;
-  header->length_ = header->capacity_ = 0;
+  header->extent_ = 0;
   std::lock_guard guard(header_mutex_);
   header->next_ = free_headers_;
   free_headers_ = header;
