@@ -21,6 +21,7 @@
 #include "core/memory/allocator.h"
 #include "core/memory/buffer_pool.h"
 #include "core/memory/memory_budget.h"
+#include "core/shape/shape.h"
 
 namespace onemodel {
 
@@ -47,18 +48,24 @@ class Arena final : public Allocator, public BufferOwner {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
-  // A 64-byte-aligned slice of `length` bytes, zero-filled if asked (see Allocator).
+  // A 64-byte-aligned slice of `length` bytes, zero-filled if asked (see Allocator). The
+  // steady state is inline: one sign test covers the length limits, the room left in the chunk
+  // and a spare header; then a pointer bump and the header's fields. Statistics are derived
+  // from the cursor and the header index, so they cost nothing here.
   Buffer* Allocate(int64_t length, bool zero = false) override {
     const int64_t need = SliceBytes(length);
-    if (length < 0 || limit_ - cursor_ < need || spare_.empty() ||
-        live_.size() == live_.capacity()) {
-      return AllocateSlow(length, zero);
-    }
-    Buffer* b = spare_.back();
-    spare_.pop_back();
-    live_.push_back(b);
-    Hand(b, length, need, zero);
-    return b;
+    std::byte* const at = cursor_;
+    Buffer** const slot = next_header_;
+    const uint64_t sign_if_slow =
+        static_cast<uint64_t>(length) |
+        (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
+        (static_cast<uint64_t>(limit_ - at) - static_cast<uint64_t>(need)) |
+        (reinterpret_cast<uintptr_t>(spare_end_) - reinterpret_cast<uintptr_t>(slot) -
+         sizeof(Buffer*));
+    if (static_cast<int64_t>(sign_if_slow) < 0) return AllocateSlow(length, zero);
+    next_header_ = slot + 1;
+    cursor_ = at + need;
+    return Hand(*slot, at, length, need, zero);
   }
 
   // Marks one buffer released (its handles become stale); its memory returns at Reset().
@@ -91,23 +98,29 @@ class Arena final : public Allocator, public BufferOwner {
   int64_t chunk_bytes() const { return chunk_bytes_; }
 
  private:
-  // Bytes a slice of `length` takes: the canary included, rounded to the alignment.
+  // Bytes a slice of `length` takes: the canary included, rounded to the alignment. Computed
+  // without overflow for any length; Allocate() rejects the ones outside the limit.
   static int64_t SliceBytes(int64_t length) {
-    return (length + kCanaryBytes + kBufferAlignment - 1) & ~(kBufferAlignment - 1);
+    return static_cast<int64_t>(
+        (static_cast<uint64_t>(length) + kCanaryBytes + kBufferAlignment - 1) &
+        ~static_cast<uint64_t>(kBufferAlignment - 1));
   }
   Buffer* AllocateSlow(int64_t length, bool zero);
-  // Gives header `b` the next `need` bytes at the cursor.
-  void Hand(Buffer* b, int64_t length, int64_t need, bool zero) {
-    b->data_ = cursor_;
-    b->length_ = length;
-    b->capacity_ = need;
+  // Gives header `b` the `need` bytes at `at` and returns it.
+  Buffer* Hand(Buffer* b, std::byte* at, int64_t length, int64_t need, bool zero) {
+    b->data_ = at;
+    b->SetExtent(length, need);
     b->version_.store(0, std::memory_order_relaxed);
     b->owner_ = this;
-    cursor_ += need;
-    used_bytes_ += need;
-    ++allocations_;
     internal::FillFresh(*b, zero);
+    return b;
   }
+  // Headers handed out since the last reset: headers_[0, live_count()).
+  size_t live_count() const { return static_cast<size_t>(next_header_ - headers_.data()); }
+  // Bytes handed out since the last reset (64-byte rounded).
+  int64_t used_bytes() const { return used_before_chunk_ + (cursor_ - chunk_start_); }
+  // Points the cursor at the start of chunks_[current_], or nowhere when no chunk is held.
+  void PlaceCursor();
   // Moves the cursor back over the released allocations at the end of the current chunk.
   void Rewind();
   // Returns every chunk to the pool; the cursor points nowhere.
@@ -117,19 +130,24 @@ class Arena final : public Allocator, public BufferOwner {
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);
 
+  // Read by every Allocate(): the cursor in the current chunk and the next spare header.
+  std::byte* cursor_ = nullptr;
+  std::byte* limit_ = nullptr;
+  Buffer** next_header_ = nullptr;  // headers_[live_count()], the next one handed out
+  Buffer** spare_end_ = nullptr;    // headers_.data() + headers_.size()
+
   BufferPool& pool_;
   const int64_t chunk_bytes_;
   MemoryBudget* const budget_;
   std::vector<Buffer*> chunks_;  // pool buffers; chunks_[current_] holds the cursor
   size_t current_ = 0;
-  std::byte* cursor_ = nullptr;
-  std::byte* limit_ = nullptr;
-  std::vector<Buffer*> live_;   // headers handed out since the last reset
-  std::vector<Buffer*> spare_;  // headers ready for reuse
-  int64_t used_bytes_ = 0;
+  std::byte* chunk_start_ = nullptr;  // chunks_[current_]->data(), null when no chunk is held
+  // Every header this arena holds: the live ones (in allocation order), then the spare ones.
+  std::vector<Buffer*> headers_;
+  int64_t used_before_chunk_ = 0;  // bytes handed out in chunks before the current one
   int64_t peak_used_bytes_ = 0;
   int64_t resets_ = 0;
-  int64_t allocations_ = 0;
+  int64_t retired_allocations_ = 0;  // allocations no longer live (reset or rewound)
   int64_t growth_events_ = 0;
 };
 

@@ -44,7 +44,9 @@ class BufferOwner {
   ~BufferOwner() = default;
 };
 
-class Buffer {
+// One cache line: an arena's allocation and reset touch one line per header, and headers
+// never share a line (no false sharing between a version bump and a neighbour's generation).
+class alignas(64) Buffer {
  public:
   Buffer() = default;
   Buffer(const Buffer&) = delete;
@@ -53,9 +55,9 @@ class Buffer {
   // Start of the block; 64-byte aligned.
   std::byte* data() const { return data_; }
   // Bytes requested by the renter.
-  int64_t length() const { return length_; }
+  int64_t length() const { return static_cast<uint32_t>(extent_); }
   // Bytes of the block (the size class, or the arena slice), at least length() + canary.
-  int64_t capacity() const { return capacity_; }
+  int64_t capacity() const { return static_cast<int64_t>(extent_ >> 32); }
   // Increases whenever the buffer is returned or its arena reset.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Write counter shared by every view (spec 7): 0 at rent.
@@ -77,18 +79,26 @@ class Buffer {
     generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
+  // Sets length() and capacity() with one store.
+  void SetExtent(int64_t length, int64_t capacity) {
+    extent_ = static_cast<uint64_t>(length) | static_cast<uint64_t>(capacity) << 32;
+  }
+
   std::byte* data_ = nullptr;
-  int64_t length_ = 0;
-  int64_t capacity_ = 0;
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> version_{0};
-  uint64_t id_ = 0;
   BufferOwner* owner_ = nullptr;
   // Intrusive links: the pool's free lists, or a ledger's list of rented buffers.
   Buffer* next_ = nullptr;
   Buffer* prev_ = nullptr;
+  // Length in the low 32 bits, capacity in the high ones, so one store sets both. 32 bits
+  // suffice: a buffer holds at most 2^31-1 bytes, its class (canary included) or an arena
+  // chunk at most 2^31 + 2^29.
+  uint64_t extent_ = 0;
+  uint32_t id_ = 0;          // headers are never freed, so 2^32 of them would be 256 GiB
   int32_t size_class_ = -1;  // pool class of data_, -1 when data_ belongs to an arena chunk
 };
+static_assert(sizeof(Buffer) == 64);
 
 namespace internal {
 // CHECKED helpers: fill [data, data+length) with 0xFF and the canary after it; verify it.

@@ -45,7 +45,7 @@ void BufferLedger::Unlink(Buffer* b) {
   b->prev_ = b->next_ = nullptr;
   b->owner_ = &pool_;
   --rented_buffers_;
-  rented_bytes_ -= b->length_;
+  rented_bytes_ -= b->length();
 }
 
 void BufferLedger::Release(Buffer* b) {

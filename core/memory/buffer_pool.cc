@@ -11,15 +11,30 @@
 namespace onemodel {
 namespace {
 constexpr int kHeadersPerSlab = 256;
+
+// Out of line, so the hot paths keep a small frame.
+[[noreturn, gnu::cold, gnu::noinline]] void ThrowNotRented(const Buffer& b) {
+  throw StaleTensorException("buffer " + std::to_string(b.id()) +
+                             " was released twice or was not rented from this pool");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void ThrowOverrun(const Buffer& b, int64_t length) {
+  throw BufferOverrunException("buffer " + std::to_string(b.id()) + " of " +
+                               std::to_string(length) +
+                               " bytes was written past its end (canary overwritten); the "
+                               "buffer was released, but a kernel or caller has a bug");
+}
 }  // namespace
 
 namespace internal {
+[[noreturn, gnu::cold, gnu::noinline]] static void ThrowBadBufferLength(int64_t length) {
+  throw TensorShapeException("buffer of " + std::to_string(length) +
+                             " bytes requested; a buffer holds 0 to " +
+                             std::to_string(kMaxBufferBytes) + " bytes");
+}
+
 void CheckBufferLength(int64_t length) {
-  if (length < 0 || length > kMaxBufferBytes) {
-    throw TensorShapeException("buffer of " + std::to_string(length) +
-                               " bytes requested; a buffer holds 0 to " +
-                               std::to_string(kMaxBufferBytes) + " bytes");
-  }
+  if (length < 0 || length > kMaxBufferBytes) ThrowBadBufferLength(length);
 }
 }  // namespace internal
 
@@ -47,7 +62,7 @@ Buffer* BufferPool::Rent(int64_t length, bool zero) {
 
 Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
   const int index = SizeClassIndex(length + kCanaryBytes);
-  const int64_t size = SizeClassBytesAt(index);
+  const int64_t size = SizeClassBytes(length + kCanaryBytes);  // shares the index's shifts
   SizeClass& c = classes_[static_cast<size_t>(index)];
   Buffer* b;
   {
@@ -55,45 +70,50 @@ Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
     b = c.free_list;
     if (b) {
       c.free_list = b->next_;
-      --c.idle;
       ++c.hits;
-      idle_bytes_ -= size;
     } else {
       ++c.misses;
+      ++c.blocks;
+      held_bytes_ += size;
     }
     ++c.rented;
-    c.rented_requested_bytes += length;
+    rented_requested_bytes_ += length;
     rented_bytes_ += size;
-    peak_rented_bytes_ = std::max(peak_rented_bytes_, rented_bytes_);
+    if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
   }
-  if (!b) {
-    void* block = std::aligned_alloc(kBufferAlignment, static_cast<size_t>(size));
-    if (!block) {
-      std::lock_guard guard(lock_);
-      --c.rented;
-      c.rented_requested_bytes -= length;
-      rented_bytes_ -= size;
-      throw OutOfMemoryException("the system refused " + std::to_string(size) +
-                                 " bytes for a buffer of " + std::to_string(length) + " bytes");
-    }
-    b = AcquireHeader();
-    b->data_ = static_cast<std::byte*>(block);
-    b->capacity_ = size;
-    b->size_class_ = index;
-  }
+  if (!b) b = NewBlock(index, length);
   b->next_ = nullptr;
-  b->length_ = length;
+  b->SetExtent(length, size);
   b->version_.store(0, std::memory_order_relaxed);
   b->owner_ = this;
   internal::FillFresh(*b, zero);
   return b;
 }
 
-void BufferPool::Release(Buffer* b) {
-  if (b->owner_ != this || b->size_class_ < 0) {
-    throw StaleTensorException("buffer " + std::to_string(b->id()) +
-                               " was released twice or was not rented from this pool");
+Buffer* BufferPool::NewBlock(int index, int64_t length) {
+  const int64_t size = SizeClassBytesAt(index);
+  void* block = std::aligned_alloc(kBufferAlignment, static_cast<size_t>(size));
+  if (!block) {
+    {
+      std::lock_guard guard(lock_);
+      SizeClass& c = classes_[static_cast<size_t>(index)];
+      --c.rented;
+      --c.blocks;
+      rented_requested_bytes_ -= length;
+      rented_bytes_ -= size;
+      held_bytes_ -= size;
+    }
+    throw OutOfMemoryException("the system refused " + std::to_string(size) +
+                               " bytes for a buffer of " + std::to_string(length) + " bytes");
   }
+  Buffer* b = AcquireHeader();
+  b->data_ = static_cast<std::byte*>(block);
+  b->size_class_ = index;
+  return b;
+}
+
+void BufferPool::Release(Buffer* b) {
+  if (b->owner_ != this || b->size_class_ < 0) ThrowNotRented(*b);
   b->owner_ = nullptr;
   b->AdvanceGeneration();
   bool intact = true;
@@ -101,22 +121,22 @@ void BufferPool::Release(Buffer* b) {
     intact = internal::CanaryIntact(*b);
     internal::PoisonAndGuard(*b);
   }
-  const int64_t size = b->capacity_;
-  const int64_t length = b->length_;
+  const int64_t size = b->capacity();
+  const int64_t length = b->length();
   SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
   bool keep;
   {
     std::lock_guard guard(lock_);
     --c.rented;
-    c.rented_requested_bytes -= length;
+    rented_requested_bytes_ -= length;
     rented_bytes_ -= size;
-    keep = idle_bytes_ + size <= max_idle_bytes_;
+    keep = held_bytes_ - rented_bytes_ <= max_idle_bytes_;  // the idle bytes with b among them
     if (keep) {
       b->next_ = c.free_list;
       c.free_list = b;
-      ++c.idle;
-      idle_bytes_ += size;
     } else {
+      --c.blocks;
+      held_bytes_ -= size;
       ++c.frees_over_cap;
     }
   }
@@ -124,12 +144,7 @@ void BufferPool::Release(Buffer* b) {
     std::free(b->data_);
     PushHeader(b);
   }
-  if (!intact) {
-    throw BufferOverrunException("buffer " + std::to_string(b->id()) + " of " +
-                                 std::to_string(length) +
-                                 " bytes was written past its end (canary overwritten); the "
-                                 "buffer was released, but a kernel or caller has a bug");
-  }
+  if (!intact) ThrowOverrun(*b, length);
 }
 
 void BufferPool::Trim() {
@@ -142,9 +157,9 @@ void BufferPool::Trim() {
         b->next_ = lists;
         lists = b;
       }
-      c.idle = 0;
+      c.blocks = c.rented;
     }
-    idle_bytes_ = 0;
+    held_bytes_ = rented_bytes_;
   }
   while (lists) {
     Buffer* next = lists->next_;
@@ -160,7 +175,7 @@ Buffer* BufferPool::AcquireHeader() {
     auto slab = std::make_unique<Buffer[]>(kHeadersPerSlab);
     for (int i = kHeadersPerSlab - 1; i >= 0; --i) {
       Buffer& h = slab[static_cast<size_t>(i)];
-      h.id_ = next_header_id_ + static_cast<uint64_t>(i);
+      h.id_ = next_header_id_ + static_cast<uint32_t>(i);
       h.next_ = free_headers_;
       free_headers_ = &h;
     }
@@ -182,7 +197,7 @@ void BufferPool::PushHeader(Buffer* header) {
   header->data_ = nullptr;
   header->size_class_ = -1;
   header->owner_ = nullptr;
-  header->length_ = header->capacity_ = 0;
+  header->extent_ = 0;
   std::lock_guard guard(header_mutex_);
   header->next_ = free_headers_;
   free_headers_ = header;
@@ -196,14 +211,15 @@ PoolStats BufferPool::Stats() const {
     const SizeClass& c = classes_[static_cast<size_t>(i)];
     const int64_t size = SizeClassBytesAt(i);
     s.rented_buffers += c.rented;
-    s.rented_requested_bytes += c.rented_requested_bytes;
     s.hits += c.hits;
     s.misses += c.misses;
     s.frees_over_cap += c.frees_over_cap;
-    if (c.rented || c.idle) s.classes.push_back({size, c.rented, c.idle});
+    const int64_t idle = c.blocks - c.rented;
+    if (c.rented || idle) s.classes.push_back({size, c.rented, idle});
   }
+  s.rented_requested_bytes = rented_requested_bytes_;
   s.rented_bytes = rented_bytes_;
-  s.idle_bytes = idle_bytes_;
+  s.idle_bytes = held_bytes_ - rented_bytes_;
   s.peak_rented_bytes = peak_rented_bytes_;
   return s;
 }

@@ -73,13 +73,18 @@ class BufferPool final : public Allocator, public BufferOwner {
   void ReleaseHeader(Buffer* header);
 
  private:
-  struct SizeClass {
+  // One cache line per class. Counters one Rent or Release updates together are never
+  // neighbours (here and below): GCC would pair them into one 16-byte load and store, and
+  // such a load cannot take its value from the two 8-byte stores of the previous call still
+  // in the store buffer, a stall of tens of cycles right after the lock.
+  // Idle counts are derived (blocks - rented, held - rented bytes), so a Rent served from a
+  // free list or a Release kept idle updates one count and one byte total, not two of each.
+  struct alignas(64) SizeClass {
     Buffer* free_list = nullptr;  // headers with their blocks attached
-    int64_t idle = 0;
+    int64_t blocks = 0;           // this class's blocks, rented or idle
     int64_t rented = 0;
-    int64_t rented_requested_bytes = 0;
-    int64_t hits = 0;
     int64_t misses = 0;
+    int64_t hits = 0;
     int64_t frees_over_cap = 0;
   };
 
@@ -87,20 +92,25 @@ class BufferPool final : public Allocator, public BufferOwner {
   // Rent without the length limit: arena chunks may exceed 2^31-1 by the alignment padding.
   Buffer* RentBlock(int64_t length, bool zero);
   void PushHeader(Buffer* header);
+  // Rent's miss: a new block of class `index` with a header, or OutOfMemoryException after
+  // taking the rent's charge back out of the statistics.
+  Buffer* NewBlock(int index, int64_t length);
 
   const int64_t max_idle_bytes_;
   // One short critical section per Rent or Release (a pointer pop or push and counters):
-  // cheaper than several atomic updates, and the statistics are always consistent.
-  mutable internal::SpinLock lock_;
-  std::array<SizeClass, kSizeClassCount> classes_;
+  // cheaper than several atomic updates, and the statistics are always consistent. The lock
+  // shares its cache line with the totals every critical section updates.
+  alignas(64) mutable internal::SpinLock lock_;
   int64_t rented_bytes_ = 0;
   int64_t peak_rented_bytes_ = 0;
-  int64_t idle_bytes_ = 0;
+  int64_t rented_requested_bytes_ = 0;
+  int64_t held_bytes_ = 0;  // bytes of all blocks, rented or idle
+  std::array<SizeClass, kSizeClassCount> classes_;
 
   std::mutex header_mutex_;
   Buffer* free_headers_ = nullptr;
   std::vector<std::unique_ptr<Buffer[]>> header_slabs_;
-  uint64_t next_header_id_ = 1;
+  uint32_t next_header_id_ = 1;
 };
 
 }  // namespace onemodel

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -79,6 +80,18 @@ TEST(ArenaTest, InvalidChunkSizeAndLengthsAreRejected) {
   Arena arena(pool);
   EXPECT_THROW(arena.Allocate(-5), TensorShapeException);
   EXPECT_THROW(arena.Allocate(int64_t{1} << 31), TensorShapeException);
+}
+
+TEST(ArenaTest, InvalidLengthsAreRejectedWhenTheFastPathHasRoom) {
+  BufferPool pool;
+  Arena arena(pool);
+  arena.Allocate(10);
+  arena.Reset();  // a chunk with room and a spare header: the inline path would take them
+  for (int64_t n : {int64_t{-1}, int64_t{-64}, int64_t{1} << 31, INT64_MAX, INT64_MIN}) {
+    EXPECT_THROW(arena.Allocate(n), TensorShapeException) << n;
+  }
+  EXPECT_EQ(arena.Stats().allocations, 1) << "a refused request is no allocation";
+  EXPECT_EQ(arena.Stats().used_bytes, 0);
 }
 
 TEST(ArenaTest, ResetMakesEveryAllocationStaleAndReusesMemory) {
@@ -190,6 +203,32 @@ TEST(ArenaTest, StatsTrackUsedPeakAndResets) {
   EXPECT_EQ(s.used_bytes, (1 + kCanaryBytes + 63) / 64 * 64);
   EXPECT_EQ(s.peak_used_bytes, used);
   EXPECT_EQ(s.resets, 1);
+}
+
+TEST(ArenaTest, StatsStayExactAcrossChunksAndRewinds) {
+  BufferPool pool;
+  Arena arena(pool, /*chunk_bytes=*/4096);
+  const int64_t slice = (3000 + kCanaryBytes + 63) / 64 * 64;
+  arena.Allocate(3000);
+  Buffer* second = arena.Allocate(3000);  // the next chunk: the first one's tail stays unused
+  ArenaStats s = arena.Stats();
+  EXPECT_EQ(s.chunks, 2);
+  EXPECT_EQ(s.used_bytes, 2 * slice) << "the skipped tail of the first chunk is not used";
+  arena.Free(second);
+  s = arena.Stats();
+  EXPECT_EQ(s.used_bytes, slice);
+  EXPECT_EQ(s.peak_used_bytes, 2 * slice);
+  EXPECT_EQ(s.allocations, 2) << "a freed allocation still counts";
+  arena.Allocate(3000);
+  arena.Allocate(3000);  // a third chunk
+  s = arena.Stats();
+  EXPECT_EQ(s.used_bytes, 3 * slice);
+  EXPECT_EQ(s.allocations, 4);
+  arena.Reset();
+  s = arena.Stats();
+  EXPECT_EQ(s.used_bytes, 0);
+  EXPECT_EQ(s.peak_used_bytes, 3 * slice);
+  EXPECT_EQ(s.allocations, 4);
 }
 
 // One "run": a fixed allocation sequence with small, chunk-sized and oversized requests.

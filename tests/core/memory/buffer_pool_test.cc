@@ -156,6 +156,35 @@ TEST(BufferPoolTest, TrimFreesIdleBlocksOnly) {
   pool.Release(kept);
 }
 
+TEST(BufferPoolTest, IdleCountsStayExactAcrossTrimInAClassWithRentedBuffers) {
+  BufferPool pool;
+  const int64_t cls = SizeClassBytes(1000 + kCanaryBytes);
+  Buffer* a = pool.Rent(1000);
+  Buffer* b = pool.Rent(1000);
+  Buffer* c = pool.Rent(1000);
+  pool.Release(b);
+  pool.Release(c);
+  PoolStats s = pool.Stats();
+  ASSERT_EQ(s.classes.size(), 1u);
+  EXPECT_EQ(s.classes[0].rented_buffers, 1);
+  EXPECT_EQ(s.classes[0].idle_buffers, 2);
+  EXPECT_EQ(s.idle_bytes, 2 * cls);
+  pool.Trim();
+  s = pool.Stats();
+  EXPECT_EQ(s.classes[0].rented_buffers, 1);
+  EXPECT_EQ(s.classes[0].idle_buffers, 0) << "the rented buffer's block is not idle";
+  EXPECT_EQ(s.idle_bytes, 0);
+  pool.Release(a);
+  s = pool.Stats();
+  EXPECT_EQ(s.classes[0].idle_buffers, 1);
+  EXPECT_EQ(s.idle_bytes, cls);
+  EXPECT_EQ(s.rented_bytes, 0);
+  pool.Release(pool.Rent(1000));
+  s = pool.Stats();
+  EXPECT_EQ(s.hits, 1) << "a's block, kept idle after the trim";
+  EXPECT_EQ(s.misses, 3);
+}
+
 TEST(BufferPoolTest, HeadersHaveDistinctStableIds) {
   BufferPool pool;
   std::vector<Buffer*> held;
