@@ -130,7 +130,7 @@ std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
 void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status) const {
   const auto duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - call.start);
-  stats_.Record(call.method, status.error_code(), duration, Split(call, duration));
+  stats_.Record(call.method, status.error_code(), duration, Split(call, duration), call.ran_inline);
   const bool slow = slow_request_.count() > 0 && !call.open_ended && duration > slow_request_;
   if (status.ok() && !slow) return;
   const std::string& rpc = methods_[call.method];

@@ -67,6 +67,7 @@ struct FinishedCall {
   std::string_view request_id{};
   // Its decode and encode time (request_phases.h); Finished() fills in queue and execute.
   RequestPhases phases{};
+  bool ran_inline = false;     // its work ran on the gRPC thread that received it
   int64_t session_serial = 0;  // 0: it named no session
   bool open_ended = false;     // it lasts as long as its client wants (WatchStats): never slow
 };

@@ -67,6 +67,8 @@ struct RpcMethodStats {
   std::array<int64_t, kLatencyBucketCount> latency_buckets{};
   // Seconds spent in each Phase, summed over the requests (indexed by Phase).
   std::array<double, kPhaseCount> phase_seconds{};
+  // Requests whose work ran on the gRPC thread that received them (inline_cost.h).
+  int64_t inline_requests = 0;
 };
 
 // The q-quantile (0 <= q <= 1) of the latencies counted in `buckets`, in seconds, as Prometheus'
@@ -86,10 +88,12 @@ class RpcStats {
 
   // Counts one finished request of method `method` (an index from MethodIndex) with status
   // `code` (a grpc::StatusCode; others count as UNKNOWN) that took `latency` (>= 0), of which
-  // `phases` says where it went. Thread-safe, lock-free and allocation-free.
+  // `phases` says where it went, and whose work ran inline (on gRPC's thread) or not.
+  // Thread-safe, lock-free and allocation-free.
   void Record(int method, int code, std::chrono::nanoseconds latency,
-              const RequestPhases& phases = {}) {
+              const RequestPhases& phases = {}, bool ran_inline = false) {
     Counters& c = counters_[method];
+    if (ran_inline) c.inline_requests.fetch_add(1, std::memory_order_relaxed);
     const bool known = code >= 0 && code < kStatusCodeCount;
     c.codes[known ? code : kStatusCodeUnknown].fetch_add(1, std::memory_order_relaxed);
     c.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
@@ -118,6 +122,7 @@ class RpcStats {
     std::array<std::atomic<int64_t>, kLatencyBucketCount> buckets{};
     std::atomic<int64_t> latency_sum_nanos{0};
     std::array<std::atomic<int64_t>, kPhaseCount> phase_nanos{};
+    std::atomic<int64_t> inline_requests{0};
   };
 
   const std::vector<std::string> methods_;

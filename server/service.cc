@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -68,6 +69,7 @@ void OneModelService::End(const Call& call, const grpc::Status& status) {
                       .work_start = call.work_start,
                       .request_id = call.request_id,
                       .phases = call.phases,
+                      .ran_inline = call.ran_inline,
                       .session_serial = call.session_serial,
                       .open_ended = call.method == Method::kWatchStats},
                      status);
@@ -169,8 +171,9 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   }
   Session& s = *session;
   auto task = [this, reactor, call = std::move(call), session = std::move(session),
-               work = std::move(work), queued]() mutable {
+               work = std::move(work), queued, received_on = std::this_thread::get_id()]() mutable {
     call.work_start = std::chrono::steady_clock::now();
+    call.ran_inline = std::this_thread::get_id() == received_on;
     session->budget().Refund(queued);
     const PhaseScope phases(&call.phases);
     grpc::Status status;

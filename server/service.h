@@ -35,11 +35,12 @@ namespace onemodel::server {
 // The RPCs of the OneModel service, one row each, in the order RpcStats numbers them (and
 // GetStats and /metrics list them): X(Name) gives Method::kName and the name "Name" in
 // MethodNames(). MethodListTest holds the rows to the proto's service, in its order.
-#define ONEMODEL_FOR_EACH_METHOD(X)                                                          \
-  X(Ping)                                                                                    \
-  X(CreateSession) X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor) X(UploadTensor)    \
-      X(DownloadTensor) X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward) X(ResetArena) \
-          X(GetStats) X(WatchStats) X(ListOperations)
+#define ONEMODEL_FOR_EACH_METHOD(X)                                                        \
+  X(Ping)                                                                                  \
+  X(CreateSession)                                                                         \
+  X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor) X(UploadTensor) X(DownloadTensor) \
+      X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward) X(ResetArena) X(GetStats)     \
+          X(WatchStats) X(ListOperations)
 
 #define ONEMODEL_METHOD_ENUMERATOR(Name) k##Name,
 enum class Method { ONEMODEL_FOR_EACH_METHOD(ONEMODEL_METHOD_ENUMERATOR) };
@@ -97,6 +98,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
     std::optional<std::chrono::steady_clock::time_point> work_start;
     // Its decode and encode time, timed while its work runs (request_phases.h).
     RequestPhases phases;
+    bool ran_inline = false;  // its work ran on the gRPC thread that received it
   };
   // Starts `call`: counts it in flight, reply metadata, request id, then refusal while
   // draining and authentication (throws RpcError). Every Begin() is paired with one End(),

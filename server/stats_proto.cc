@@ -47,6 +47,7 @@ void FillStats(const ServerSnapshot& snapshot, const RpcStats& rpc_stats, v1::St
     rpc->set_queue_seconds(m.phase_seconds[static_cast<size_t>(Phase::kQueue)]);
     rpc->set_execute_seconds(m.phase_seconds[static_cast<size_t>(Phase::kExecute)]);
     rpc->set_encode_seconds(m.phase_seconds[static_cast<size_t>(Phase::kEncode)]);
+    rpc->set_inline_requests(m.inline_requests);
   }
 }
 

@@ -14,8 +14,8 @@
 //
 // --quick: a smoke run of a few seconds (the CTest rpc_bench_smoke). --only: some of the names
 // below ("breakdown": the small Add's latency breakdown). --inline-max-bytes: the server's flag
-// (0: every session request hops to a worker, as before inline requests). --tune-malloc: mallopt as in
-// TuneMalloc() before anything runs, to show what glibc's defaults cost the transfers.
+// (0: every session request hops to a worker, as before inline requests). --tune-malloc: mallopt as
+// in TuneMalloc() before anything runs, to show what glibc's defaults cost the transfers.
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 
@@ -126,7 +126,8 @@ void TuneMalloc() {
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--quick] [--reps=N] [--calls=N] [--bytes=N] [--transfer-reps=N] "
-               "[--workers=N] [--inline-max-bytes=N] [--only=NAME,...] [--no-breakdown] [--tune-malloc] [--json FILE]\n"
+               "[--workers=N] [--inline-max-bytes=N] [--only=NAME,...] [--no-breakdown] "
+               "[--tune-malloc] [--json FILE]\n"
                "names (and 'breakdown'):",
                argv0);
   for (const RpcComparison& c : RpcComparisons()) std::fprintf(stderr, " %s", c.name);
