@@ -1,4 +1,5 @@
 #include "server/daemon.h"
+#include "server/logging.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -12,7 +13,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "server/logging.h"
 #include "server/server.h"
 #include "server/termination_signals.h"
 
