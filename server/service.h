@@ -4,9 +4,9 @@
 // touch a session run on its strand (one at a time per session, in parallel across sessions):
 // on the worker pool, or at once on the gRPC thread when the session is idle and the work is
 // small (inline_cost.h, --inline-max-bytes); Ping, CreateSession, GetStats and ListOperations
-// answer at once. Every reply
-// carries the server instance id in the `onemodel-instance` metadata; every call is counted in
-// RpcStats and each failure is logged once with its request id.
+// answer at once. Every reply carries the server instance id in the `onemodel-instance`
+// metadata; every call is counted in RpcStats and each failure is logged once with its request
+// id.
 //
 //   OneModelService service(config, sessions, rpc_stats, instance_id, auth_token);
 //   builder.RegisterService(&service);
@@ -35,12 +35,10 @@ namespace onemodel::server {
 // The RPCs of the OneModel service, one row each, in the order RpcStats numbers them (and
 // GetStats and /metrics list them): X(Name) gives Method::kName and the name "Name" in
 // MethodNames(). MethodListTest holds the rows to the proto's service, in its order.
-#define ONEMODEL_FOR_EACH_METHOD(X)                                                        \
-  X(Ping)                                                                                  \
-  X(CreateSession)                                                                         \
-  X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor) X(UploadTensor) X(DownloadTensor) \
-      X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward) X(ResetArena) X(GetStats)     \
-          X(WatchStats) X(ListOperations)
+#define ONEMODEL_FOR_EACH_METHOD(X)                                                         \
+  X(Ping) X(CreateSession) X(KeepAlive) X(CloseSession) X(PutTensor) X(GetTensor)           \
+  X(UploadTensor) X(DownloadTensor) X(DescribeTensor) X(ReleaseTensors) X(Run) X(Backward)  \
+  X(ResetArena) X(GetStats) X(WatchStats) X(ListOperations)
 
 #define ONEMODEL_METHOD_ENUMERATOR(Name) k##Name,
 enum class Method { ONEMODEL_FOR_EACH_METHOD(ONEMODEL_METHOD_ENUMERATOR) };
