@@ -1,7 +1,6 @@
 #include "server/inline_cost.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -42,7 +41,7 @@ enum class Rule {
   kExpand,       // the 'shape' attribute's elements (a broadcast view)
 };
 
-constexpr std::array<std::pair<std::string_view, Rule>, 34> kRules = {{
+constexpr std::pair<std::string_view, Rule> kRules[] = {
     {"Add", Rule::kBroadcast},
     {"Sub", Rule::kBroadcast},
     {"Mul", Rule::kBroadcast},
@@ -77,7 +76,7 @@ constexpr std::array<std::pair<std::string_view, Rule>, 34> kRules = {{
     {"Expand", Rule::kExpand},
     // MaxPool2d (padding can make the output larger than the input) and ToLayout (blocks pad
     // the channels) are not bounded here: they run on a worker.
-}};
+};
 
 std::optional<Rule> RuleOf(std::string_view op) {
   for (const auto& [name, rule] : kRules) {
