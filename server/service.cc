@@ -170,8 +170,11 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     return reactor;
   }
   Session& s = *session;
+  // The strand is let go (done) before the reply leaves, so the client's next call finds the
+  // session idle.
   auto task = [this, reactor, call = std::move(call), session = std::move(session),
-               work = std::move(work), queued, received_on = std::this_thread::get_id()]() mutable {
+               work = std::move(work), queued,
+               received_on = std::this_thread::get_id()](Strand::Done done) mutable {
     call.work_start = std::chrono::steady_clock::now();
     call.ran_inline = std::this_thread::get_id() == received_on;
     session->budget().Refund(queued);
@@ -190,6 +193,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
       status = CurrentExceptionStatus();
     }
     if (!session->closed()) session->FinishRequest();
+    done();
     End(call, status);
     reactor->Finish(status);
   };

@@ -4,17 +4,12 @@
 #include <utility>
 
 namespace onemodel::server {
-namespace {
-
-// `task` as a strand task that lets the strand go when it returns.
-std::function<void(Strand::Done)> Releasing(std::function<void()> task) {
-  return [task = std::move(task)](Strand::Done done) {
+std::function<void(Strand::Done)> Strand::Releasing(std::function<void()> task) {
+  return [task = std::move(task)](Done done) {
     task();
     done();
   };
 }
-
-}  // namespace
 
 WorkerPool::WorkerPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -65,23 +60,22 @@ void Strand::PostAsync(std::function<void(Done)> task) {
   pool_.Post([this] { RunNext(); });
 }
 
-bool Strand::RunHereOrPost(std::function<void()> task, const std::function<bool()>& here) {
+bool Strand::RunHereOrPost(std::function<void(Done)> task, const std::function<bool()>& here) {
   {
     std::lock_guard guard(mutex_);
     if (running_) {
-      queue_.push_back(Releasing(std::move(task)));
+      queue_.push_back(std::move(task));
       return false;
     }
     running_ = true;  // held: tasks posted from now on wait behind this one
   }
   if (here()) {
-    task();
-    Finish();
+    task([this] { Finish(); });
     return true;
   }
   {
     std::lock_guard guard(mutex_);
-    queue_.push_front(Releasing(std::move(task)));
+    queue_.push_front(std::move(task));
   }
   pool_.Post([this] { RunNext(); });
   return false;

@@ -56,10 +56,13 @@ class Strand {
   // Like Post, but the strand stays held until `task` calls the Done it is given (once).
   void PostAsync(std::function<void(Done)> task);
   // Runs `task` now, on the calling thread, when the strand is idle (nothing runs or waits) and
-  // `here()` says so; otherwise as Post, still ahead of anything posted after this call.
-  // `here` is asked with the strand held (no other task of it runs), so it may read state only
-  // the strand's tasks touch; it must not throw. Returns true when `task` ran here.
-  bool RunHereOrPost(std::function<void()> task, const std::function<bool()>& here);
+  // `here()` says so; otherwise as PostAsync, still ahead of anything posted after this call.
+  // Either way the strand stays held until `task` calls its Done. `here` is asked with the
+  // strand held (no other task of it runs), so it may read state only the strand's tasks
+  // touch; it must not throw. Returns true when `task` ran here.
+  bool RunHereOrPost(std::function<void(Done)> task, const std::function<bool()>& here);
+  // `task` as a task for PostAsync or RunHereOrPost that lets the strand go when it returns.
+  static std::function<void(Done)> Releasing(std::function<void()> task);
   // True while a task runs or waits.
   bool busy() const;
 

@@ -12,6 +12,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr auto Releasing = &Strand::Releasing;
+
 TEST(Strand, TasksOfOneStrandRunAloneAndInOrder) {
   WorkerPool workers(4);
   Strand strand(workers);
@@ -97,22 +99,36 @@ TEST(Strand, RunHereOrPostRunsOnTheCallingThreadWhenIdleAndAsked) {
   Strand strand(workers);
   std::thread::id ran_on;
   bool asked = false;
-  EXPECT_TRUE(strand.RunHereOrPost([&] { ran_on = std::this_thread::get_id(); },
-                                   [&] {
-                                     asked = true;
-                                     return strand.busy();  // held while it decides
-                                   }));
+  EXPECT_TRUE(strand.RunHereOrPost(Releasing([&] { ran_on = std::this_thread::get_id(); }), [&] {
+    asked = true;
+    return strand.busy();  // held while it decides
+  }));
   EXPECT_TRUE(asked);
   EXPECT_EQ(ran_on, std::this_thread::get_id());
   EXPECT_FALSE(strand.busy()) << "let go once the task returned";
+}
+
+TEST(Strand, ATaskRunHereHoldsTheStrandUntilDone) {
+  WorkerPool workers(1);
+  Strand strand(workers);
+  Strand::Done release;
+  EXPECT_TRUE(strand.RunHereOrPost([&](Strand::Done done) { release = std::move(done); },
+                                   [] { return true; }));
+  std::promise<void> second_done;
+  strand.Post([&] { second_done.set_value(); });
+  std::future<void> second = second_done.get_future();
+  EXPECT_EQ(second.wait_for(100ms), std::future_status::timeout) << "held until done()";
+  EXPECT_TRUE(strand.busy());
+  release();
+  EXPECT_EQ(second.wait_for(5s), std::future_status::ready);
 }
 
 TEST(Strand, RunHereOrPostSendsWhatItIsNotAskedToRunHereToAWorker) {
   WorkerPool workers(1);
   Strand strand(workers);
   std::promise<std::thread::id> ran_on;
-  EXPECT_FALSE(strand.RunHereOrPost([&] { ran_on.set_value(std::this_thread::get_id()); },
-                                    [] { return false; }));
+  EXPECT_FALSE(strand.RunHereOrPost(
+      Releasing([&] { ran_on.set_value(std::this_thread::get_id()); }), [] { return false; }));
   std::future<std::thread::id> on = ran_on.get_future();
   ASSERT_EQ(on.wait_for(5s), std::future_status::ready);
   EXPECT_NE(on.get(), std::this_thread::get_id());
@@ -129,8 +145,9 @@ TEST(Strand, RunHereOrPostWaitsBehindARunningTaskWithoutAsking) {
   started.get_future().wait();
   std::atomic<bool> asked{false};
   std::promise<std::thread::id> ran_on;
-  EXPECT_FALSE(strand.RunHereOrPost([&] { ran_on.set_value(std::this_thread::get_id()); },
-                                    [&] { return asked = true; }));
+  EXPECT_FALSE(
+      strand.RunHereOrPost(Releasing([&] { ran_on.set_value(std::this_thread::get_id()); }),
+                           [&] { return asked = true; }));
   EXPECT_FALSE(asked) << "a busy strand queues the task; only an idle one asks";
   release.set_value();
   std::future<std::thread::id> on = ran_on.get_future();
@@ -163,7 +180,7 @@ TEST(Strand, TasksRunHereAndOnWorkersNeverOverlapAndKeepEachPostersOrder) {
         if (i % 10 == 0) std::this_thread::sleep_for(1ms);  // the strand may go idle
         if (i % 3 == 0) {
           strand.Post(task);
-        } else if (strand.RunHereOrPost(task, [i] { return i % 3 == 1; })) {
+        } else if (strand.RunHereOrPost(Releasing(task), [i] { return i % 3 == 1; })) {
           ++here;
         }
       }
