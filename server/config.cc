@@ -207,6 +207,9 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
                "tensor handles a session may hold");
   flags.Number("workers", &c->workers, 0, 1024,
                "threads running session work; 0 means one per core");
+  flags.Size("inline-max-bytes", &c->inline_max_bytes, 0, 2147483647,
+             "a session request estimated to touch at most this many bytes runs on the gRPC "
+             "thread that received it when its session is idle (no hop to a worker); 0: none");
   flags.Number("blas-threads", &c->blas_threads, 0, 1024,
                "threads one MatMul may use; 1 suits many sessions at once (they already run in "
                "parallel), 0 means one per core (one big client)");

@@ -33,7 +33,10 @@ struct ServerConfig {
   int64_t max_message_bytes = int64_t{64} << 20;
   int64_t max_run_operations = 4096;
   int64_t max_handles_per_session = 1 << 20;
-  int workers = 0;       // 0: one per CPU core
+  int workers = 0;  // 0: one per CPU core
+  // Session requests estimated (inline_cost.h) to touch at most this many bytes run on the
+  // gRPC thread when their session is idle; 0: every one goes to a worker.
+  int64_t inline_max_bytes = int64_t{256} << 10;
   int blas_threads = 1;  // threads one MatMul (BLAS call) may use; 0: one per CPU core
   std::string log_level = "info";
   std::string log_format = "text";  // text | json

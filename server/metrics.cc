@@ -140,7 +140,22 @@ void AddRpcFamilies(std::vector<MetricFamily>& out, const std::vector<RpcMethodS
   MetricFamily latency =
       Family("onemodel_rpc_latency_seconds",
              "Time from a request's arrival to its status, per RPC method.", MetricType::Histogram);
+  MetricFamily phases =
+      Family("onemodel_rpc_phase_seconds_total",
+             "Where requests' time went, per RPC method and phase: decode (the request's tensors), "
+             "queue (waiting for the session), execute (the work), encode (the reply's tensors).",
+             kCounter);
+  MetricFamily inline_requests =
+      Family("onemodel_rpc_inline_requests_total",
+             "Requests per RPC method whose work ran on the gRPC thread that received them "
+             "(small work on an idle session, --inline-max-bytes).",
+             kCounter);
   for (const RpcMethodStats& m : rpcs) {
+    AddSample(inline_requests, static_cast<double>(m.inline_requests), {{"method", m.method}});
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      AddSample(phases, m.phase_seconds[p],
+                {{"method", m.method}, {"phase", std::string(kPhaseNames[p])}});
+    }
     for (int code = 0; code < kStatusCodeCount; ++code) {
       if (m.codes[code] == 0) continue;
       AddSample(requests, static_cast<double>(m.codes[code]),
@@ -162,6 +177,8 @@ void AddRpcFamilies(std::vector<MetricFamily>& out, const std::vector<RpcMethodS
   out.push_back(std::move(requests));
   out.push_back(std::move(errors));
   out.push_back(std::move(latency));
+  out.push_back(std::move(phases));
+  out.push_back(std::move(inline_requests));
 }
 
 // Prometheus' standard process metrics (the names its client libraries use) and

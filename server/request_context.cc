@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "core/common/cancellation.h"
@@ -41,6 +42,15 @@ bool DrainStopped(const CancelToken* token) {
 }
 
 }  // namespace
+
+RequestPhases Split(const FinishedCall& call, std::chrono::nanoseconds duration) {
+  RequestPhases phases = call.phases;
+  phases[Phase::kQueue] = call.work_start ? *call.work_start - call.start : duration.zero();
+  phases[Phase::kExecute] =
+      std::max(duration.zero(),
+               duration - phases[Phase::kQueue] - phases[Phase::kDecode] - phases[Phase::kEncode]);
+  return phases;
+}
 
 std::string_view SessionHeaderOf(const grpc::CallbackServerContext& ctx) {
   const auto [first, last] = ctx.client_metadata().equal_range(kSessionHeader);
@@ -120,7 +130,7 @@ std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
 void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status) const {
   const auto duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::steady_clock::now() - call.start);
-  stats_.Record(call.method, status.error_code(), duration);
+  stats_.Record(call.method, status.error_code(), duration, Split(call, duration), call.ran_inline);
   const bool slow = slow_request_.count() > 0 && !call.open_ended && duration > slow_request_;
   if (status.ok() && !slow) return;
   const std::string& rpc = methods_[call.method];

@@ -65,9 +65,16 @@ struct FinishedCall {
   // that wait for their session).
   std::optional<std::chrono::steady_clock::time_point> work_start{};
   std::string_view request_id{};
+  // Its decode and encode time (request_phases.h); Finished() fills in queue and execute.
+  RequestPhases phases{};
+  bool ran_inline = false;     // its work ran on the gRPC thread that received it
   int64_t session_serial = 0;  // 0: it named no session
   bool open_ended = false;     // it lasts as long as its client wants (WatchStats): never slow
 };
+
+// The time split of `call`, which took `duration` in all: its decode and encode as recorded,
+// queue until its work began (0 for calls that do not wait for a session), execute the rest.
+RequestPhases Split(const FinishedCall& call, std::chrono::nanoseconds duration);
 
 // Counts finished calls (RpcStats) and logs each failure and each slow call.
 class CallObserver {

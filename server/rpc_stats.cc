@@ -55,6 +55,10 @@ std::vector<RpcMethodStats> RpcStats::Snapshot() const {
     m.requests = std::accumulate(m.codes.begin(), m.codes.end(), int64_t{0});
     m.errors = m.requests - m.codes[0];
     m.latency_sum_seconds = c.latency_sum_nanos.load(std::memory_order_relaxed) / 1e9;
+    m.inline_requests = c.inline_requests.load(std::memory_order_relaxed);
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      m.phase_seconds[p] = c.phase_nanos[p].load(std::memory_order_relaxed) / 1e9;
+    }
   }
   return out;
 }

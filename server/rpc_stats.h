@@ -1,7 +1,7 @@
 // RpcStats: request counts, status codes and latencies per RPC method (DESIGN.md section 4,
 // statistics), read by GetStats/WatchStats (server/stats_proto.h) and /metrics (metrics.h).
 //
-// The methods are named once at construction; recording a finished request is three relaxed
+// The methods are named once at construction; recording a finished request is a few relaxed
 // atomic additions (no lock, no allocation). Snapshot() copies everything out for a report.
 //
 //   RpcStats stats({"Ping", "CreateSession", "Run"});
@@ -36,6 +36,26 @@ inline constexpr std::array<int64_t, 26> kLatencyBoundsMicros = {
     250'000, 500'000, 1'000'000, 2'500'000, 5'000'000, 10'000'000, 30'000'000, 60'000'000};
 inline constexpr int kLatencyBucketCount = static_cast<int>(kLatencyBoundsMicros.size()) + 1;
 
+// The parts of a request's time on the server, in the order they happen. Queue and execute
+// hold every request's time between them; decode and encode only the requests that carry
+// tensor values (docs/operations.md#request-time-split).
+enum class Phase {
+  kDecode,   // the request's TensorProtos into tensors (PutTensor, a Run's inline inputs)
+  kQueue,    // arrival until its work began: waiting for the session's strand (and a worker)
+  kExecute,  // the rest: the work itself (kernels, handles, statistics)
+  kEncode,   // tensors into the reply's TensorProtos (GetTensor)
+};
+inline constexpr size_t kPhaseCount = 4;
+// Their names in GetStats' field names and /metrics' phase label, indexed by Phase.
+inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"decode", "queue",
+                                                                          "execute", "encode"};
+// One request's time per Phase.
+struct RequestPhases {
+  std::array<std::chrono::nanoseconds, kPhaseCount> time{};
+  std::chrono::nanoseconds& operator[](Phase p) { return time[static_cast<size_t>(p)]; }
+  std::chrono::nanoseconds operator[](Phase p) const { return time[static_cast<size_t>(p)]; }
+};
+
 // One method's counters, as Snapshot() reads them.
 struct RpcMethodStats {
   std::string method;
@@ -45,6 +65,10 @@ struct RpcMethodStats {
   double latency_sum_seconds = 0;
   // Requests per latency bucket (not cumulative); the last one is +Inf.
   std::array<int64_t, kLatencyBucketCount> latency_buckets{};
+  // Seconds spent in each Phase, summed over the requests (indexed by Phase).
+  std::array<double, kPhaseCount> phase_seconds{};
+  // Requests whose work ran on the gRPC thread that received them (inline_cost.h).
+  int64_t inline_requests = 0;
 };
 
 // The q-quantile (0 <= q <= 1) of the latencies counted in `buckets`, in seconds, as Prometheus'
@@ -63,14 +87,21 @@ class RpcStats {
   int MethodIndex(std::string_view name) const;
 
   // Counts one finished request of method `method` (an index from MethodIndex) with status
-  // `code` (a grpc::StatusCode; others count as UNKNOWN) that took `latency` (>= 0).
+  // `code` (a grpc::StatusCode; others count as UNKNOWN) that took `latency` (>= 0), of which
+  // `phases` says where it went, and whose work ran inline (on gRPC's thread) or not.
   // Thread-safe, lock-free and allocation-free.
-  void Record(int method, int code, std::chrono::nanoseconds latency) {
+  void Record(int method, int code, std::chrono::nanoseconds latency,
+              const RequestPhases& phases = {}, bool ran_inline = false) {
     Counters& c = counters_[method];
+    if (ran_inline) c.inline_requests.fetch_add(1, std::memory_order_relaxed);
     const bool known = code >= 0 && code < kStatusCodeCount;
     c.codes[known ? code : kStatusCodeUnknown].fetch_add(1, std::memory_order_relaxed);
     c.buckets[BucketOf(latency)].fetch_add(1, std::memory_order_relaxed);
     c.latency_sum_nanos.fetch_add(latency.count(), std::memory_order_relaxed);
+    for (size_t p = 0; p < kPhaseCount; ++p) {
+      const int64_t nanos = phases.time[p].count();
+      if (nanos != 0) c.phase_nanos[p].fetch_add(nanos, std::memory_order_relaxed);
+    }
   }
 
   // Every method's counters, in construction order. Each counter is exact once the
@@ -90,6 +121,8 @@ class RpcStats {
     std::array<std::atomic<int64_t>, kStatusCodeCount> codes{};
     std::array<std::atomic<int64_t>, kLatencyBucketCount> buckets{};
     std::atomic<int64_t> latency_sum_nanos{0};
+    std::array<std::atomic<int64_t>, kPhaseCount> phase_nanos{};
+    std::atomic<int64_t> inline_requests{0};
   };
 
   const std::vector<std::string> methods_;

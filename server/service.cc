@@ -3,14 +3,17 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "core/common/exceptions.h"
 #include "core/memory/memory_budget.h"
+#include "server/inline_cost.h"
 #include "server/logging.h"
 #include "server/op_catalog.h"
 #include "server/reply_charge.h"
+#include "server/request_phases.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
 #include "server/stats_proto.h"
@@ -26,6 +29,13 @@ std::vector<std::string> MethodNames() {
   return {ONEMODEL_FOR_EACH_METHOD(ONEMODEL_METHOD_NAME)};
 #undef ONEMODEL_METHOD_NAME
 }
+
+namespace {
+
+// The cost (inline_cost.h) of the requests that touch no tensor's values.
+int64_t Free(Session&) { return 0; }
+
+}  // namespace
 
 OneModelService::OneModelService(const ServerConfig& config, SessionManager& sessions,
                                  RpcStats& rpc_stats, std::string instance_id,
@@ -58,6 +68,8 @@ void OneModelService::End(const Call& call, const grpc::Status& status) {
                       .start = call.start,
                       .work_start = call.work_start,
                       .request_id = call.request_id,
+                      .phases = call.phases,
+                      .ran_inline = call.ran_inline,
                       .session_serial = call.session_serial,
                       .open_ended = call.method == Method::kWatchStats},
                      status);
@@ -137,9 +149,10 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
   return reactor;
 }
 
-template <typename Work>
+template <typename Cost, typename Work>
 OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
-                                                   const std::string& session_field, Work work) {
+                                                   const std::string& session_field, Cost cost,
+                                                   Work work) {
   UnaryReactor* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
@@ -157,10 +170,15 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     return reactor;
   }
   Session& s = *session;
-  s.strand().Post([this, reactor, call = std::move(call), session = std::move(session),
-                   work = std::move(work), queued]() mutable {
+  // The strand is let go (done) before the reply leaves, so the client's next call finds the
+  // session idle.
+  auto task = [this, reactor, call = std::move(call), session = std::move(session),
+               work = std::move(work), queued,
+               received_on = std::this_thread::get_id()](Strand::Done done) mutable {
     call.work_start = std::chrono::steady_clock::now();
+    call.ran_inline = std::this_thread::get_id() == received_on;
     session->budget().Refund(queued);
+    const PhaseScope phases(&call.phases);
     grpc::Status status;
     try {
       const CancelScope scope(&reactor->token());  // long kernels stop when the call does
@@ -175,8 +193,13 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
       status = CurrentExceptionStatus();
     }
     if (!session->closed()) session->FinishRequest();
+    done();
     End(call, status);
     reactor->Finish(status);
+  };
+  // Small work runs here, on gRPC's thread, when nothing of the session runs or waits.
+  s.strand().RunHereOrPost(std::move(task), [&] {
+    return config_.inline_max_bytes > 0 && !s.closed() && cost(s) <= config_.inline_max_bytes;
   });
   return reactor;
 }
@@ -261,10 +284,13 @@ OneModelService::Unary* OneModelService::CloseSession(Context* ctx,
 OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
                                                    const v1::PutTensorRequest* request,
                                                    v1::TensorInfo* reply) {
-  return OnSession(Method::kPutTensor, ctx, request->session_id(), [=](Session& s) {
+  const auto cost = [=](Session&) { return TensorProtoCost(request->tensor()); };
+  return OnSession(Method::kPutTensor, ctx, request->session_id(), cost, [=](Session& s) {
     const Placement placement = PlacementOf(request->placement(), Placement::kPool);
-    Tensor value =
-        DecodeTensor(request->tensor(), UploadAllocator(s, placement, request->target()));
+    Tensor value = [&] {
+      const PhaseTimer timer(Phase::kDecode);
+      return DecodeTensor(request->tensor(), UploadAllocator(s, placement, request->target()));
+    }();
     StoreTensor(s, value, placement, request->requires_grad(), request->target(), reply);
   });
 }
@@ -274,6 +300,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                                    onnx::TensorProto* reply) {
   return OnSession(
       Method::kGetTensor, ctx, request->session_id(),
+      [=](Session& s) { return HandleCost(s, request->handle()); },
       [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
         const Tensor& t = s->handles().Find(request->handle()).tensor;
         const int64_t bytes = t.ElementCount() * ElementSize(t.dtype());
@@ -293,6 +320,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                   "and gRPC's copy), which does not fit: " + e.what() +
                                   "; fetch it with DownloadTensor, which streams it in chunks");
         }
+        const PhaseTimer timer(Phase::kEncode);
         EncodeTensor(t, s->ledger(), reply);
         reply->set_name(request->handle());
       });
@@ -301,7 +329,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
 OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
                                                         const v1::DescribeTensorRequest* request,
                                                         v1::TensorInfo* reply) {
-  return OnSession(Method::kDescribeTensor, ctx, request->session_id(), [=](Session& s) {
+  return OnSession(Method::kDescribeTensor, ctx, request->session_id(), Free, [=](Session& s) {
     FillTensorInfo(request->handle(), s.handles().Find(request->handle()), reply);
   });
 }
@@ -309,27 +337,30 @@ OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
 OneModelService::Unary* OneModelService::ReleaseTensors(Context* ctx,
                                                         const v1::ReleaseTensorsRequest* request,
                                                         v1::ReleaseTensorsReply* reply) {
-  return OnSession(Method::kReleaseTensors, ctx, request->session_id(),
+  return OnSession(Method::kReleaseTensors, ctx, request->session_id(), Free,
                    [=](Session& s) { reply->set_released(ReleaseHandles(s, request->handles())); });
 }
 
 OneModelService::Unary* OneModelService::Run(Context* ctx, const v1::RunRequest* request,
                                              v1::RunReply* reply) {
-  return OnSession(Method::kRun, ctx, request->session_id(), [=, this](Session& s) {
+  const auto cost = [=](Session& s) { return RunCost(s, *request); };
+  return OnSession(Method::kRun, ctx, request->session_id(), cost, [=, this](Session& s) {
     ExecuteRun(s, *request, config_.max_run_operations, *ctx, reply);
   });
 }
 
 OneModelService::Unary* OneModelService::Backward(Context* ctx, const v1::BackwardRequest* request,
                                                   v1::BackwardReply* reply) {
-  return OnSession(Method::kBackward, ctx, request->session_id(),
+  // The graph behind the root is not sized here: backward always runs on a worker.
+  const auto cost = [](Session&) { return kNotInline; };
+  return OnSession(Method::kBackward, ctx, request->session_id(), cost,
                    [=](Session& s) { ExecuteBackward(s, *request, reply); });
 }
 
 OneModelService::Unary* OneModelService::ResetArena(Context* ctx,
                                                     const v1::ResetArenaRequest* request,
                                                     v1::ResetArenaReply* reply) {
-  return OnSession(Method::kResetArena, ctx, request->session_id(), [=](Session& s) {
+  return OnSession(Method::kResetArena, ctx, request->session_id(), Free, [=](Session& s) {
     if (request->keep_bytes() < 0) {
       throw InvalidArgument("keep_bytes must be at least 0 (the arena chunk bytes to keep); got " +
                             std::to_string(request->keep_bytes()));

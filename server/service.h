@@ -1,10 +1,12 @@
 // OneModelService: the gRPC service of onemodeld (proto/onemodel/v1/onemodel.proto).
 //
-// Built on gRPC's callback API: handlers never block a gRPC thread. Calls that touch a session
-// are posted to its strand (one at a time per session, in parallel across sessions, on the
-// worker pool); Ping, CreateSession, GetStats and ListOperations answer at once. Every reply
-// carries the server instance id in the `onemodel-instance` metadata; every call is counted in
-// RpcStats and each failure is logged once with its request id.
+// Built on gRPC's callback API: handlers never block a gRPC thread on long work. Calls that
+// touch a session run on its strand (one at a time per session, in parallel across sessions):
+// on the worker pool, or at once on the gRPC thread when the session is idle and the work is
+// small (inline_cost.h, --inline-max-bytes); Ping, CreateSession, GetStats and ListOperations
+// answer at once. Every reply carries the server instance id in the `onemodel-instance`
+// metadata; every call is counted in RpcStats and each failure is logged once with its request
+// id.
 //
 //   OneModelService service(config, sessions, rpc_stats, instance_id, auth_token);
 //   builder.RegisterService(&service);
@@ -92,6 +94,9 @@ class OneModelService final : public v1::OneModel::CallbackService {
     int64_t session_serial = 0;
     // When its work began on the session's strand, after the requests queued before it.
     std::optional<std::chrono::steady_clock::time_point> work_start;
+    // Its decode and encode time, timed while its work runs (request_phases.h).
+    RequestPhases phases;
+    bool ran_inline = false;  // its work ran on the gRPC thread that received it
   };
   // Starts `call`: counts it in flight, reply metadata, request id, then refusal while
   // draining and authentication (throws RpcError). Every Begin() is paired with one End(),
@@ -137,9 +142,12 @@ class OneModelService final : public v1::OneModel::CallbackService {
 
  private:
   // Runs `work(session)` on the strand of the session the call names, then finishes; a
-  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor.
-  template <typename Work>
-  Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Work work);
+  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor. The work runs on the
+  // calling (gRPC) thread when the strand is idle and `cost(session)` (inline_cost.h), asked
+  // on the strand, is at most --inline-max-bytes; otherwise on a worker.
+  template <typename Cost, typename Work>
+  Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Cost cost,
+                   Work work);
   // A unary call's reactor (service.cc): calls Done() when gRPC is done with the call, and
   // holds the call's CancelToken, cancelled when the call is (client, deadline, drain).
   class UnaryReactor;

@@ -10,6 +10,7 @@
 #include "server/logging.h"
 #include "server/op_registry.h"
 #include "server/request_context.h"
+#include "server/request_phases.h"
 #include "server/rpc_error.h"
 #include "server/status_mapping.h"
 #include "server/tensor_codec.h"
@@ -34,8 +35,10 @@ Tensor ResolveInput(Session& session, const v1::Input& input, std::span<const Te
                               "request order)");
       }
       return outputs[static_cast<size_t>(input.output())];
-    case v1::Input::kTensor:
+    case v1::Input::kTensor: {
+      const PhaseTimer timer(Phase::kDecode);
       return DecodeTensor(input.tensor(), session.arena());
+    }
     case v1::Input::SOURCE_NOT_SET:
       break;
   }

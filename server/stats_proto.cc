@@ -43,6 +43,11 @@ void FillStats(const ServerSnapshot& snapshot, const RpcStats& rpc_stats, v1::St
     rpc->set_requests(m.requests);
     rpc->set_errors(m.errors);
     rpc->set_latency_sum_seconds(m.latency_sum_seconds);
+    rpc->set_decode_seconds(m.phase_seconds[static_cast<size_t>(Phase::kDecode)]);
+    rpc->set_queue_seconds(m.phase_seconds[static_cast<size_t>(Phase::kQueue)]);
+    rpc->set_execute_seconds(m.phase_seconds[static_cast<size_t>(Phase::kExecute)]);
+    rpc->set_encode_seconds(m.phase_seconds[static_cast<size_t>(Phase::kEncode)]);
+    rpc->set_inline_requests(m.inline_requests);
   }
 }
 

@@ -4,6 +4,12 @@
 #include <utility>
 
 namespace onemodel::server {
+std::function<void(Strand::Done)> Strand::Releasing(std::function<void()> task) {
+  return [task = std::move(task)](Done done) {
+    task();
+    done();
+  };
+}
 
 WorkerPool::WorkerPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -42,12 +48,7 @@ void WorkerPool::Loop() {
   }
 }
 
-void Strand::Post(std::function<void()> task) {
-  PostAsync([task = std::move(task)](Done done) {
-    task();
-    done();
-  });
-}
+void Strand::Post(std::function<void()> task) { PostAsync(Releasing(std::move(task))); }
 
 void Strand::PostAsync(std::function<void(Done)> task) {
   {
@@ -57,6 +58,27 @@ void Strand::PostAsync(std::function<void(Done)> task) {
     running_ = true;
   }
   pool_.Post([this] { RunNext(); });
+}
+
+bool Strand::RunHereOrPost(std::function<void(Done)> task, const std::function<bool()>& here) {
+  {
+    std::lock_guard guard(mutex_);
+    if (running_) {
+      queue_.push_back(std::move(task));
+      return false;
+    }
+    running_ = true;  // held: tasks posted from now on wait behind this one
+  }
+  if (here()) {
+    task([this] { Finish(); });
+    return true;
+  }
+  {
+    std::lock_guard guard(mutex_);
+    queue_.push_front(std::move(task));
+  }
+  pool_.Post([this] { RunNext(); });
+  return false;
 }
 
 bool Strand::busy() const {

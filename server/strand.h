@@ -4,7 +4,9 @@
 // WorkerPool, so a long MatMul never keeps the server from answering health checks, pings or
 // other sessions. A Strand serializes one session's requests on that pool without parking a
 // thread while it waits: tasks run one at a time, in order. A task that finishes later (a
-// streamed download still writing) holds the strand until it calls its `done`.
+// streamed download still writing) holds the strand until it calls its `done`. A small task
+// may run on the posting thread itself when the strand is idle (RunHereOrPost), still one at
+// a time and in order.
 //
 //   WorkerPool workers(4);
 //   Strand strand(workers);
@@ -53,6 +55,14 @@ class Strand {
   void Post(std::function<void()> task);
   // Like Post, but the strand stays held until `task` calls the Done it is given (once).
   void PostAsync(std::function<void(Done)> task);
+  // Runs `task` now, on the calling thread, when the strand is idle (nothing runs or waits) and
+  // `here()` says so; otherwise as PostAsync, still ahead of anything posted after this call.
+  // Either way the strand stays held until `task` calls its Done. `here` is asked with the
+  // strand held (no other task of it runs), so it may read state only the strand's tasks
+  // touch; it must not throw. Returns true when `task` ran here.
+  bool RunHereOrPost(std::function<void(Done)> task, const std::function<bool()>& here);
+  // `task` as a task for PostAsync or RunHereOrPost that lets the strand go when it returns.
+  static std::function<void(Done)> Releasing(std::function<void()> task);
   // True while a task runs or waits.
   bool busy() const;
 

@@ -9,12 +9,13 @@
 // Ratios say how many times better ours is (> 1: better); figures are medians.
 //
 //   build/release/bench/rpc/rpc_bench [--quick] [--reps=N] [--calls=N] [--bytes=N]
-//       [--transfer-reps=N] [--workers=N] [--only=NAME,...] [--no-breakdown] [--tune-malloc]
-//       [--json FILE]
+//       [--transfer-reps=N] [--workers=N] [--inline-max-bytes=N] [--only=NAME,...]
+//       [--no-breakdown] [--tune-malloc] [--json FILE]
 //
 // --quick: a smoke run of a few seconds (the CTest rpc_bench_smoke). --only: some of the names
-// below ("breakdown": the small Add's latency breakdown). --tune-malloc: mallopt as in
-// TuneMalloc() before anything runs, to show what glibc's defaults cost the transfers.
+// below ("breakdown": the small Add's latency breakdown). --inline-max-bytes: the server's flag
+// (0: every session request hops to a worker, as before inline requests). --tune-malloc: mallopt as
+// in TuneMalloc() before anything runs, to show what glibc's defaults cost the transfers.
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 
@@ -125,7 +126,8 @@ void TuneMalloc() {
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--quick] [--reps=N] [--calls=N] [--bytes=N] [--transfer-reps=N] "
-               "[--workers=N] [--only=NAME,...] [--no-breakdown] [--tune-malloc] [--json FILE]\n"
+               "[--workers=N] [--inline-max-bytes=N] [--only=NAME,...] [--no-breakdown] "
+               "[--tune-malloc] [--json FILE]\n"
                "names (and 'breakdown'):",
                argv0);
   for (const RpcComparison& c : RpcComparisons()) std::fprintf(stderr, " %s", c.name);
@@ -153,6 +155,8 @@ int Main(int argc, char** argv) {
       options.rpc.transfer_reps = std::max(1, int(value("--transfer-reps=")));
     } else if (arg.starts_with("--workers=")) {
       options.rpc.workers = std::max(0, int(value("--workers=")));
+    } else if (arg.starts_with("--inline-max-bytes=")) {
+      options.rpc.inline_max_bytes = std::max<int64_t>(0, value("--inline-max-bytes="));
     } else if (arg.starts_with("--only=")) {
       options.only = std::string(arg.substr(7));
     } else if (arg == "--no-breakdown") {
@@ -177,6 +181,7 @@ int Main(int argc, char** argv) {
       {"cpu", ReadLine("/proc/cpuinfo", "model name")},
       {"cores", std::to_string(std::thread::hardware_concurrency())},
       {"server_workers", std::to_string(fixture.workers())},
+      {"server_inline_max_bytes", std::to_string(o.inline_max_bytes)},
       {"grpc", grpc::Version()},
       {"malloc", options.tune_malloc ? "glibc, tuned (--tune-malloc)" : "glibc defaults"},
       {"loadavg_at_start", load_before},

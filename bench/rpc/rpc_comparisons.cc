@@ -233,6 +233,7 @@ RpcFixture::RpcFixture(const RpcOptions& options)
   config.metrics_listen = "";
   config.log_level = "warn";
   config.workers = workers_;  // Server takes it as given: 0 would mean no worker at all
+  config.inline_max_bytes = options.inline_max_bytes;
   server_ = std::make_unique<server::Server>(config, std::vector<grpc::Service*>{&raw_service_});
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);

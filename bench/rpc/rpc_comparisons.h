@@ -42,6 +42,8 @@ struct RpcOptions {
   double scaling_window_seconds = 0.25;
   int scaling_sessions = 32;
   int workers = 0;  // server worker threads; 0: one per core
+  // The server's --inline-max-bytes (0: no request runs on gRPC's thread).
+  int64_t inline_max_bytes = server::ServerConfig{}.inline_max_bytes;
 
   // A smoke run of a few seconds: few repetitions, 16 MiB transfers, short windows.
   static RpcOptions Quick();

@@ -80,6 +80,8 @@ TEST_F(MetricsExporterTest, EveryFamilyHasHelpAndType) {
       {"onemodel_rpc_requests_total", "counter"},
       {"onemodel_rpc_errors_total", "counter"},
       {"onemodel_rpc_latency_seconds", "histogram"},
+      {"onemodel_rpc_phase_seconds_total", "counter"},
+      {"onemodel_rpc_inline_requests_total", "counter"},
   };
   for (const auto& [name, type] : families) {
     EXPECT_THAT(text, HasSubstr("\n# HELP " + name + " ")) << name;
@@ -170,6 +172,27 @@ TEST_F(MetricsExporterTest, RpcCountsByMethodAndCodeAndLatencyHistogram) {
            "onemodel_rpc_latency_seconds_bucket{method=\"Ping\",le=\"+Inf\"} 0",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line;
+  }
+}
+
+TEST_F(MetricsExporterTest, RpcTimeSplitPerPhaseAndInlineRequests) {
+  const int run = rpc_stats_.MethodIndex("Run");
+  using std::chrono::microseconds;
+  const RequestPhases split{{microseconds(1), microseconds(20), microseconds(250'000),
+                             microseconds(4000)}};  // decode, queue, execute, encode
+  rpc_stats_.Record(run, /*OK*/ 0, microseconds(4321), split, /*ran_inline=*/true);
+  rpc_stats_.Record(run, /*OK*/ 0, microseconds(4321), split);
+  const std::string text = Scrape(exporter_.port());
+  for (const char* line : {
+           "onemodel_rpc_phase_seconds_total{method=\"Run\",phase=\"decode\"} 2e-06",
+           "onemodel_rpc_phase_seconds_total{method=\"Run\",phase=\"queue\"} 4e-05",
+           "onemodel_rpc_phase_seconds_total{method=\"Run\",phase=\"execute\"} 0.5",
+           "onemodel_rpc_phase_seconds_total{method=\"Run\",phase=\"encode\"} 0.008",
+           "onemodel_rpc_phase_seconds_total{method=\"Ping\",phase=\"queue\"} 0",
+           "onemodel_rpc_inline_requests_total{method=\"Run\"} 1",
+           "onemodel_rpc_inline_requests_total{method=\"Ping\"} 0",
+       }) {
+    EXPECT_TRUE(HasLine(text, line)) << line << "\n" << text;
   }
 }
 

@@ -134,6 +134,20 @@ TEST(RpcStatsTest, HistogramCountsEachLatencyOnceAndSumsThemExactly) {
   EXPECT_DOUBLE_EQ(m.latency_sum_seconds, 90.000708);
 }
 
+TEST(RpcStatsTest, SumsEachPhaseAndCountsInlineRequestsPerMethod) {
+  RpcStats stats({"Ping", "Run"});
+  const RequestPhases split{{microseconds(1), microseconds(20), microseconds(300),
+                             microseconds(4000)}};  // decode, queue, execute, encode
+  stats.Record(1, kOk, microseconds(4321), split, /*ran_inline=*/true);
+  stats.Record(1, kNotFound, microseconds(4321), split);
+  stats.Record(1, kOk, microseconds(9));  // no split given: nothing added
+  const std::vector<RpcMethodStats> all = stats.Snapshot();
+  EXPECT_EQ(all[1].phase_seconds, (std::array<double, kPhaseCount>{2e-6, 40e-6, 600e-6, 8e-3}));
+  EXPECT_EQ(all[1].inline_requests, 1);
+  EXPECT_EQ(all[0].phase_seconds, (std::array<double, kPhaseCount>{}));
+  EXPECT_EQ(all[0].inline_requests, 0);
+}
+
 TEST(RpcStatsTest, CountsFromManyThreadsAreExact) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 20000;

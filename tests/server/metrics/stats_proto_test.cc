@@ -42,9 +42,12 @@ void CollectUnset(const Message& message, const std::string& path, std::vector<s
 
 TEST(FillStatsTest, FillsPoolSessionsAndRpcs) {
   RpcStats rpc_stats({"Ping", "Run"});
-  rpc_stats.Record(1, /*OK*/ 0, std::chrono::milliseconds(250));
-  rpc_stats.Record(1, /*INTERNAL*/ 13, std::chrono::milliseconds(500));
-  rpc_stats.Record(0, /*NOT_FOUND*/ 5, std::chrono::milliseconds(125));
+  using std::chrono::milliseconds;
+  const RequestPhases split{{milliseconds(10), milliseconds(20), milliseconds(30),
+                             milliseconds(40)}};  // decode, queue, execute, encode
+  rpc_stats.Record(1, /*OK*/ 0, milliseconds(250), split, /*ran_inline=*/true);
+  rpc_stats.Record(1, /*INTERNAL*/ 13, milliseconds(500), split);
+  rpc_stats.Record(0, /*NOT_FOUND*/ 5, milliseconds(125), split, /*ran_inline=*/true);
   v1::Stats stats;
   FillStats(FakeSnapshot(0), rpc_stats, &stats);
 
@@ -80,6 +83,12 @@ TEST(FillStatsTest, FillsPoolSessionsAndRpcs) {
   EXPECT_EQ(stats.rpcs(1).requests(), 2);
   EXPECT_EQ(stats.rpcs(1).errors(), 1);
   EXPECT_DOUBLE_EQ(stats.rpcs(1).latency_sum_seconds(), 0.75);
+  EXPECT_DOUBLE_EQ(stats.rpcs(1).decode_seconds(), 0.02);
+  EXPECT_DOUBLE_EQ(stats.rpcs(1).queue_seconds(), 0.04);
+  EXPECT_DOUBLE_EQ(stats.rpcs(1).execute_seconds(), 0.06);
+  EXPECT_DOUBLE_EQ(stats.rpcs(1).encode_seconds(), 0.08);
+  EXPECT_EQ(stats.rpcs(1).inline_requests(), 1);
+  EXPECT_DOUBLE_EQ(stats.rpcs(0).queue_seconds(), 0.02);
 
   std::vector<std::string> unset;
   CollectUnset(stats, "", &unset);

@@ -26,6 +26,7 @@ TEST(Config, DefaultsNeedNothing) {
   EXPECT_GE(c.workers, 1) << "0 becomes one per core";
   EXPECT_EQ(c.blas_threads, 1) << "sessions run in parallel; one MatMul stays on its worker";
   EXPECT_EQ(c.slow_request_ms, 1000);
+  EXPECT_EQ(c.inline_max_bytes, 256 << 10);
   EXPECT_GT(EffectiveMemoryLimit(c), 0);
 }
 
@@ -34,7 +35,7 @@ TEST(Config, FlagsTakeSizesWithUnits) {
   EXPECT_EQ(
       Parse({"--listen", "0.0.0.0:7000", "--max-message-bytes", "16MiB", "--session-memory-max",
              "2GiB", "--pool-max-idle-bytes", "4096", "--idle-timeout", "2.5", "--workers", "3",
-             "--log-format", "json", "--blas-threads", "0"},
+             "--log-format", "json", "--blas-threads", "0", "--inline-max-bytes", "1MiB"},
             &c),
       -1);
   EXPECT_EQ(c.listen, "0.0.0.0:7000");
@@ -44,6 +45,7 @@ TEST(Config, FlagsTakeSizesWithUnits) {
   EXPECT_EQ(c.idle_timeout_seconds, 2.5);
   EXPECT_EQ(c.workers, 3);
   EXPECT_EQ(c.blas_threads, 0);
+  EXPECT_EQ(c.inline_max_bytes, 1 << 20);
   EXPECT_EQ(c.log_format, "json");
   c.memory_limit_bytes = 12345;
   EXPECT_EQ(EffectiveMemoryLimit(c), 12345);
@@ -118,7 +120,8 @@ TEST(Config, HelpDocumentsEverySettingAndExitsZero) {
        {"--listen", "--metrics-listen", "--pool-max-idle-bytes", "--max-sessions",
         "--session-memory-default", "--session-memory-max", "--idle-timeout", "--max-message-bytes",
         "--workers", "--blas-threads", "--log-level", "--log-format", "--tls-cert", "--tls-key",
-        "--tls-client-ca", "--auth-token-file", "--slow-request-ms", "ONEMODEL_LISTEN"}) {
+        "--tls-client-ca", "--auth-token-file", "--slow-request-ms", "--inline-max-bytes",
+        "ONEMODEL_LISTEN"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

@@ -5,11 +5,14 @@
 #include <atomic>
 #include <future>
 #include <thread>
+#include <vector>
 
 namespace onemodel::server {
 namespace {
 
 using namespace std::chrono_literals;
+
+constexpr auto Releasing = &Strand::Releasing;
 
 TEST(Strand, TasksOfOneStrandRunAloneAndInOrder) {
   WorkerPool workers(4);
@@ -89,6 +92,109 @@ TEST(Strand, IsIdleWhenNothingRunsOrWaits) {
   done.get_future().wait();
   for (int i = 0; i < 100 && strand.busy(); ++i) std::this_thread::sleep_for(1ms);
   EXPECT_FALSE(strand.busy());
+}
+
+TEST(Strand, RunHereOrPostRunsOnTheCallingThreadWhenIdleAndAsked) {
+  WorkerPool workers(1);
+  Strand strand(workers);
+  std::thread::id ran_on;
+  bool asked = false;
+  EXPECT_TRUE(strand.RunHereOrPost(Releasing([&] { ran_on = std::this_thread::get_id(); }), [&] {
+    asked = true;
+    return strand.busy();  // held while it decides
+  }));
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_FALSE(strand.busy()) << "let go once the task returned";
+}
+
+TEST(Strand, ATaskRunHereHoldsTheStrandUntilDone) {
+  WorkerPool workers(1);
+  Strand strand(workers);
+  Strand::Done release;
+  EXPECT_TRUE(strand.RunHereOrPost([&](Strand::Done done) { release = std::move(done); },
+                                   [] { return true; }));
+  std::promise<void> second_done;
+  strand.Post([&] { second_done.set_value(); });
+  std::future<void> second = second_done.get_future();
+  EXPECT_EQ(second.wait_for(100ms), std::future_status::timeout) << "held until done()";
+  EXPECT_TRUE(strand.busy());
+  release();
+  EXPECT_EQ(second.wait_for(5s), std::future_status::ready);
+}
+
+TEST(Strand, RunHereOrPostSendsWhatItIsNotAskedToRunHereToAWorker) {
+  WorkerPool workers(1);
+  Strand strand(workers);
+  std::promise<std::thread::id> ran_on;
+  EXPECT_FALSE(strand.RunHereOrPost(
+      Releasing([&] { ran_on.set_value(std::this_thread::get_id()); }), [] { return false; }));
+  std::future<std::thread::id> on = ran_on.get_future();
+  ASSERT_EQ(on.wait_for(5s), std::future_status::ready);
+  EXPECT_NE(on.get(), std::this_thread::get_id());
+}
+
+TEST(Strand, RunHereOrPostWaitsBehindARunningTaskWithoutAsking) {
+  WorkerPool workers(1);
+  Strand strand(workers);
+  std::promise<void> started, release;
+  strand.Post([&] {
+    started.set_value();
+    release.get_future().wait();
+  });
+  started.get_future().wait();
+  std::atomic<bool> asked{false};
+  std::promise<std::thread::id> ran_on;
+  EXPECT_FALSE(
+      strand.RunHereOrPost(Releasing([&] { ran_on.set_value(std::this_thread::get_id()); }),
+                           [&] { return asked = true; }));
+  EXPECT_FALSE(asked) << "a busy strand queues the task; only an idle one asks";
+  release.set_value();
+  std::future<std::thread::id> on = ran_on.get_future();
+  ASSERT_EQ(on.wait_for(5s), std::future_status::ready);
+  EXPECT_NE(on.get(), std::this_thread::get_id());
+}
+
+TEST(Strand, TasksRunHereAndOnWorkersNeverOverlapAndKeepEachPostersOrder) {
+  WorkerPool workers(2);
+  Strand strand(workers);
+  constexpr int kPosters = 4;
+  constexpr int kTasks = 500;
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  std::atomic<int> here{0};
+  std::vector<std::vector<int>> order(kPosters);  // written only by the strand's tasks
+  std::atomic<int> finished{0};
+  std::promise<void> all_done;
+  std::vector<std::thread> posters;
+  for (int p = 0; p < kPosters; ++p) {
+    posters.emplace_back([&, p] {
+      for (int i = 0; i < kTasks; ++i) {
+        auto task = [&, p, i] {
+          if (inside.fetch_add(1) != 0) overlapped = true;
+          order[static_cast<size_t>(p)].push_back(i);  // safe only if tasks never overlap
+          if (i % 7 == 0) std::this_thread::yield();   // a "large" task takes longer
+          inside.fetch_sub(1);
+          if (finished.fetch_add(1) + 1 == kPosters * kTasks) all_done.set_value();
+        };
+        if (i % 10 == 0) std::this_thread::sleep_for(1ms);  // the strand may go idle
+        if (i % 3 == 0) {
+          strand.Post(task);
+        } else if (strand.RunHereOrPost(Releasing(task), [i] { return i % 3 == 1; })) {
+          ++here;
+        }
+      }
+    });
+  }
+  for (std::thread& t : posters) t.join();
+  ASSERT_EQ(all_done.get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(overlapped);
+  EXPECT_GT(here, 0) << "some tasks found the strand idle";
+  for (int p = 0; p < kPosters; ++p) {
+    const std::vector<int>& seen = order[static_cast<size_t>(p)];
+    ASSERT_EQ(seen.size(), static_cast<size_t>(kTasks)) << "poster " << p;
+    for (int i = 0; i < kTasks; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], i) << "poster " << p;
+  }
 }
 
 TEST(WorkerPool, RunsEverythingQueuedBeforeJoining) {
