@@ -131,9 +131,16 @@ void MatMulFast(SimdTarget target, ThreadPool& pool, const Tensor& a, const Tens
   const CancelToken* cancel = CurrentCancelToken();
   const bool parallel = d.m * d.k * d.n >= kDirectParallelWork;
   ForEachMatrix(a, b, out, [&](int64_t oa, int64_t ob, int64_t oo) {
-    const MatMulPlan plan{pa + oa,           a.strides()[r - 2], a.strides()[r - 1], pb + ob,
-                          b.strides()[r - 2], po + oo,           out.strides()[r - 2], d.m,
-                          d.k,                d.n};
+    const MatMulPlan plan{.a = pa + oa,
+                          .sam = a.strides()[r - 2],
+                          .sak = a.strides()[r - 1],
+                          .b = pb + ob,
+                          .sbk = b.strides()[r - 2],
+                          .out = po + oo,
+                          .som = out.strides()[r - 2],
+                          .m = d.m,
+                          .k = d.k,
+                          .n = d.n};
     const int64_t units = simd.unit_count(plan);
     // A few tasks per thread: the caller takes whatever a worker that wakes late leaves.
     const int64_t tasks = parallel ? std::min<int64_t>(units, 4 * pool.threads()) : 1;

@@ -135,8 +135,7 @@ void Tile(const MatMulPlan& p, int64_t i0, int64_t j0, size_t last) {
 using TileFn = void (*)(const MatMulPlan&, int64_t, int64_t, size_t);
 template <size_t kVecs, size_t... kR>
 constexpr std::array<TileFn, kMaxRows> TilesOfWidth(std::index_sequence<kR...>) {
-  return {(kR + 1 <= RowsFor(kVecs) ? &Tile<std::min(kR + 1, RowsFor(kVecs)), kVecs>
-                                    : nullptr)...};
+  return {(kR + 1 <= RowsFor(kVecs) ? &Tile<std::min(kR + 1, RowsFor(kVecs)), kVecs> : nullptr)...};
 }
 template <size_t... kV>
 constexpr auto AllTiles(std::index_sequence<kV...>) {
@@ -152,7 +151,8 @@ struct Grid {
 Grid GridOf(const MatMulPlan& p) {
   const int64_t n = static_cast<int64_t>(hn::Lanes(D()));
   const int64_t vecs = std::min<int64_t>(kMaxVecs, (p.n + n - 1) / n);
-  const int64_t rows = static_cast<int64_t>(RowsFor(static_cast<size_t>(std::max<int64_t>(vecs, 1))));
+  const int64_t rows =
+      static_cast<int64_t>(RowsFor(static_cast<size_t>(std::max<int64_t>(vecs, 1))));
   return {vecs * n, rows, (p.m + rows - 1) / rows};
 }
 

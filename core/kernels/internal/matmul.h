@@ -72,8 +72,7 @@ const MatMulSimd& MatMulSimdFor(SimdTarget target);
 // FastKernels' MatMul: the direct tiles of `target` (split over `pool` from
 // kDirectParallelWork) where b and out have unit column stride, out has at least
 // kDirectMinColumns columns and m * k * n is at most kDirectMaxWork; else MatMulBlas.
-void MatMulFast(SimdTarget target, ThreadPool& pool, const Tensor& a, const Tensor& b,
-                Tensor& out);
+void MatMulFast(SimdTarget target, ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);
 
 // out = a x b through OpenBLAS sgemm where the strides allow it (unit stride in one of each
 // matrix's dimensions), else a float-accumulating strided loop.

@@ -59,8 +59,8 @@ const char* PathName(Path p) {
 // 1); the tests look at column 0 of the product.
 Tensor Column(int64_t k, float value, Path path, Allocator& alloc) {
   const int64_t n = path == Path::kDirect ? internal::kDirectMinColumns : 1;
-  Tensor t = Tensor::Empty(path == Path::kStridedLoop ? Shape{1, 1} : Shape{k, n},
-                           DType::kFloat, alloc);
+  Tensor t =
+      Tensor::Empty(path == Path::kStridedLoop ? Shape{1, 1} : Shape{k, n}, DType::kFloat, alloc);
   t.Fill(value);
   return t.Expand(Shape{k, n});
 }
@@ -314,8 +314,16 @@ TEST_P(MatMulSimdTest, TilesMatchTheInOrderLoopBitForBitAndWriteOnlyTheirOutput)
           const int64_t som = n + 2;
           std::vector<float> got(static_cast<size_t>(m * som + 2), kSentinel);
           std::vector<float> want(got);
-          internal::MatMulPlan plan{a.data(), transposed ? 1 : k, transposed ? m : 1, b.data(),
-                                    n + 3, got.data() + 1, som, m, k, n};
+          internal::MatMulPlan plan{.a = a.data(),
+                                    .sam = transposed ? 1 : k,
+                                    .sak = transposed ? m : 1,
+                                    .b = b.data(),
+                                    .sbk = n + 3,
+                                    .out = got.data() + 1,
+                                    .som = som,
+                                    .m = m,
+                                    .k = k,
+                                    .n = n};
           const int64_t units = simd.unit_count(plan);
           simd.units(plan, 0, units / 2);
           simd.units(plan, units / 2, units);
@@ -329,8 +337,7 @@ TEST_P(MatMulSimdTest, TilesMatchTheInOrderLoopBitForBitAndWriteOnlyTheirOutput)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, MatMulSimdTest,
-                         ::testing::ValuesIn(kernel_test::SupportedTargets()),
+INSTANTIATE_TEST_SUITE_P(All, MatMulSimdTest, ::testing::ValuesIn(kernel_test::SupportedTargets()),
                          kernel_test::ParamName);
 
 // Which path FastKernels::MatMul takes, seen in the bits: the direct tiles give the in-order
@@ -346,27 +353,25 @@ TEST_P(MatMulFastTest, TakesTheDirectTilesExactlyWhereTheThresholdsSay) {
   const int64_t cols = internal::kDirectMinColumns;
   const int64_t max_k = internal::kDirectMaxWork / (64 * 256);
   const Case cases[] = {
-      {7, 33, cols, false, true},           // the narrowest direct output
-      {7, 33, cols - 1, false, false},      // too narrow: BLAS
-      {7, 33, cols, true, false},           // b's columns not unit stride: BLAS
-      {64, 256, 64, false, true},           // kDirectParallelWork: split over two threads
-      {64, max_k, 256, false, true},        // kDirectMaxWork exactly
-      {65, max_k, 256, false, false},       // above it: BLAS
+      {7, 33, cols, false, true},       // the narrowest direct output
+      {7, 33, cols - 1, false, false},  // too narrow: BLAS
+      {7, 33, cols, true, false},       // b's columns not unit stride: BLAS
+      {64, 256, 64, false, true},       // kDirectParallelWork: split over two threads
+      {64, max_k, 256, false, true},    // kDirectMaxWork exactly
+      {65, max_k, 256, false, false},   // above it: BLAS
   };
   static_assert(int64_t{64} * 256 * 64 == internal::kDirectParallelWork);
   for (const Case& c : cases) {
     Tensor a = Tensor::Empty(Shape{c.m, c.k}, DType::kFloat, pool_);
-    Tensor b = c.b_transposed
-                   ? Tensor::Empty(Shape{c.n, c.k}, DType::kFloat, pool_).Transpose(0, 1)
-                   : Tensor::Empty(Shape{c.k, c.n}, DType::kFloat, pool_);
+    Tensor b = c.b_transposed ? Tensor::Empty(Shape{c.n, c.k}, DType::kFloat, pool_).Transpose(0, 1)
+                              : Tensor::Empty(Shape{c.k, c.n}, DType::kFloat, pool_);
     FillRandom(a.MutableStorage<float>(), 1);
     FillRandom(b.MutableStorage<float>(), 2);
     const Tensor got = Product(*on_two, a, b, pool_);
     std::vector<float> want(static_cast<size_t>(c.m * c.n));
     if (c.direct) {
-      InOrder(*GetParam().target,
-              {a.Data<float>().data(), c.k, 1, b.Data<float>().data(), c.n, want.data(), c.n,
-               c.m, c.k, c.n});
+      InOrder(*GetParam().target, {a.Data<float>().data(), c.k, 1, b.Data<float>().data(), c.n,
+                                   want.data(), c.n, c.m, c.k, c.n});
     } else {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, c.b_transposed ? CblasTrans : CblasNoTrans,
                   static_cast<blasint>(c.m), static_cast<blasint>(c.n), static_cast<blasint>(c.k),
