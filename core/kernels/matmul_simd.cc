@@ -125,21 +125,27 @@ HWY_INLINE void TileFor(const MatMulPlan& p, int64_t i0, int64_t j0, size_t last
   }
 }
 
+// `count` tiles of kRows rows, stacked from row i0, of the block from column j0.
 template <size_t kRows, size_t kVecs>
-void Tile(const MatMulPlan& p, int64_t i0, int64_t j0, size_t last) {
-  if (last < hn::Lanes(D())) return TileFor<kRows, kVecs, true>(p, i0, j0, last);
-  TileFor<kRows, kVecs, false>(p, i0, j0, last);
+void Tiles(const MatMulPlan& p, int64_t i0, int64_t count, int64_t j0, size_t last) {
+  const int64_t rows = static_cast<int64_t>(kRows);
+  if (last < hn::Lanes(D())) {
+    for (int64_t t = 0; t < count; ++t) TileFor<kRows, kVecs, true>(p, i0 + t * rows, j0, last);
+  } else {
+    for (int64_t t = 0; t < count; ++t) TileFor<kRows, kVecs, false>(p, i0 + t * rows, j0, last);
+  }
 }
 
-// kTiles[vecs - 1][rows - 1] is Tile<rows, vecs> for rows up to RowsFor(vecs), else null.
-using TileFn = void (*)(const MatMulPlan&, int64_t, int64_t, size_t);
+// kTiles[vecs - 1][rows - 1] is Tiles<rows, vecs> for rows up to RowsFor(vecs), else null.
+using TilesFn = void (*)(const MatMulPlan&, int64_t, int64_t, int64_t, size_t);
 template <size_t kVecs, size_t... kR>
-constexpr std::array<TileFn, kMaxRows> TilesOfWidth(std::index_sequence<kR...>) {
-  return {(kR + 1 <= RowsFor(kVecs) ? &Tile<std::min(kR + 1, RowsFor(kVecs)), kVecs> : nullptr)...};
+constexpr std::array<TilesFn, kMaxRows> TilesOfWidth(std::index_sequence<kR...>) {
+  return {
+      (kR + 1 <= RowsFor(kVecs) ? &Tiles<std::min(kR + 1, RowsFor(kVecs)), kVecs> : nullptr)...};
 }
 template <size_t... kV>
 constexpr auto AllTiles(std::index_sequence<kV...>) {
-  return std::array<std::array<TileFn, kMaxRows>, kMaxVecs>{
+  return std::array<std::array<TilesFn, kMaxRows>, kMaxVecs>{
       TilesOfWidth<kV + 1>(std::make_index_sequence<kMaxRows>())...};
 }
 constexpr auto kTiles = AllTiles(std::make_index_sequence<kMaxVecs>());
@@ -157,24 +163,25 @@ Grid GridOf(const MatMulPlan& p) {
 }
 
 // Units [begin, end) of the plan: unit u is row tile u % row_tiles of column block
-// u / row_tiles, so consecutive units share the block's columns of b.
+// u / row_tiles, so consecutive units share the block's columns of b. The full-height tiles
+// of one block go in one call, the block's short last tile in another.
 void Units(const MatMulPlan& p, int64_t begin, int64_t end) {
-  if (begin >= end) return;
   const int64_t n = static_cast<int64_t>(hn::Lanes(D()));
   const Grid g = GridOf(p);
-  int64_t i0 = (begin % g.row_tiles) * g.rows;
-  int64_t j0 = (begin / g.row_tiles) * g.width;
-  for (int64_t u = begin; u < end; ++u) {
-    const int64_t rows = std::min(p.m - i0, g.rows);
+  for (int64_t u = begin; u < end;) {
+    const int64_t block = u / g.row_tiles, first = u % g.row_tiles;
+    const int64_t stop = std::min(end, (block + 1) * g.row_tiles);  // this block's units
+    const int64_t j0 = block * g.width;
     const int64_t cols = std::min(p.n - j0, g.width);
     const int64_t vecs = (cols + n - 1) / n;
-    kTiles[static_cast<size_t>(vecs - 1)][static_cast<size_t>(rows - 1)](
-        p, i0, j0, static_cast<size_t>(cols - (vecs - 1) * n));
-    i0 += g.rows;
-    if (i0 >= p.m) {
-      i0 = 0;
-      j0 += g.width;
-    }
+    const size_t last = static_cast<size_t>(cols - (vecs - 1) * n);
+    const auto& tiles = kTiles[static_cast<size_t>(vecs - 1)];
+    const int64_t i0 = first * g.rows, i1 = std::min(p.m, (first + stop - u) * g.rows);
+    const int64_t full = (i1 - i0) / g.rows;
+    if (full > 0) tiles[static_cast<size_t>(g.rows - 1)](p, i0, full, j0, last);
+    const int64_t rest = i1 - i0 - full * g.rows;
+    if (rest > 0) tiles[static_cast<size_t>(rest - 1)](p, i0 + full * g.rows, 1, j0, last);
+    u = stop;
   }
 }
 

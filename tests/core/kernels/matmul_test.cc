@@ -301,7 +301,7 @@ TEST_P(MatMulSimdTest, TilesMatchTheInOrderLoopBitForBitAndWriteOnlyTheirOutput)
   // Shapes at and around the tile edges of every target (rows 4, 8, 6, 12, 16; vectors of 1, 8
   // and 16 lanes, up to 4 per tile), partial vectors, the 128-row chunks a partial vector is
   // copied in, k = 0; a row-major and a transposed; b and out with padded rows. The units go
-  // in two calls split in the middle, as two tasks would run them.
+  // in three calls, as three tasks would run them (splitting column blocks).
   const internal::MatMulSimd& simd = internal::MatMulSimdFor(GetParam());
   constexpr float kSentinel = -1234.5f;
   for (const int64_t m : {1, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17}) {
@@ -325,8 +325,9 @@ TEST_P(MatMulSimdTest, TilesMatchTheInOrderLoopBitForBitAndWriteOnlyTheirOutput)
                                     .k = k,
                                     .n = n};
           const int64_t units = simd.unit_count(plan);
-          simd.units(plan, 0, units / 2);
-          simd.units(plan, units / 2, units);
+          for (int64_t part = 0; part < 3; ++part) {
+            simd.units(plan, units * part / 3, units * (part + 1) / 3);
+          }
           plan.out = want.data() + 1;
           InOrder(GetParam(), plan);
           ASSERT_EQ(got, want) << "m=" << m << " k=" << k << " n=" << n
