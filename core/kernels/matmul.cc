@@ -120,8 +120,9 @@ void MatMulFast(SimdTarget target, ThreadPool& pool, const Tensor& a, const Tens
                 Tensor& out) {
   const int r = out.rank();
   const Dims d = DimsOf(a, out);
-  if (d.n < kDirectMinColumns || d.m * d.k * d.n > kDirectMaxWork || b.strides()[r - 1] != 1 ||
-      out.strides()[r - 1] != 1) {
+  // m * k first: with it at most kDirectMaxWork, m * k * n cannot overflow.
+  const bool small = d.m * d.k <= kDirectMaxWork && d.m * d.k * d.n <= kDirectMaxWork;
+  if (!small || d.n < kDirectMinColumns || b.strides()[r - 1] != 1 || out.strides()[r - 1] != 1) {
     return MatMulBlas(a, b, out);
   }
   const MatMulSimd& simd = MatMulSimdFor(target);
