@@ -106,6 +106,35 @@ def measure(entry, runners, rounds, min_seconds):
     return result
 
 
+def measure_parts(entry, runners, rounds, min_seconds):
+    """Like measure(), over the entry's parts: each round samples every part on both sides in
+    turn; the round's ratio is the geometric mean of its parts' ratios, the figures are
+    geometric means of the parts' medians (each part's medians are in "parts")."""
+    sides = [("ours", entry.ours[0]), ("baseline", entry.baseline[0])]
+    figs = {part: {label: [] for label, _ in sides} for part in entry.parts}
+    for r in range(rounds):
+        for part in entry.parts:
+            replies = {}
+            for label, runner in (sides if r % 2 == 0 else sides[::-1]):
+                if entry.settle:
+                    time.sleep(SETTLE_SECONDS)
+                replies[label] = runners[runner].ask("%s %g" % (part, min_seconds))
+            work = replies["ours"].get("work", 1)
+            for label, rep in replies.items():
+                figs[part][label].append(figure(entry.unit, rep, work))
+    ratios = [statistics.geometric_mean([better(entry.unit, f["ours"][r], f["baseline"][r])
+                                         for f in figs.values()]) for r in range(rounds)]
+    medians = {p: {label: statistics.median(v) for label, v in figs[p].items()}
+               for p in entry.parts}
+    return {"name": entry.name, "unit": entry.unit,
+            "ours": statistics.geometric_mean([m["ours"] for m in medians.values()]),
+            "baseline": statistics.geometric_mean([m["baseline"] for m in medians.values()]),
+            "baseline_name": entry.baseline_name,
+            "ratio": statistics.median(ratios), "goal": entry.goal,
+            "ratio_min": min(ratios), "ratio_max": max(ratios), "rounds": rounds,
+            "limit": entry.limit, "parts": medians}
+
+
 def rpc_results(bin_dir, quick):
     """The RPC and session entries from one rpc_bench run (--quick: its smoke mode)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,7 +227,8 @@ def main():
     try:
         for entry in selected:
             print("measuring %s" % entry.name, file=sys.stderr, flush=True)
-            results.append(measure(entry, runners, rounds, min_seconds))
+            results.append((measure_parts if entry.parts else measure)(
+                entry, runners, rounds, min_seconds))
     finally:
         for runner in runners.values():
             runner.close()

@@ -21,6 +21,9 @@ class Entry:
     limit: str           # what bounds the figure
     extra: dict = field(default_factory=dict)  # label -> (runner, case), sampled in turn too
     settle: bool = False  # pause before each sample: OpenBLAS threads spin ~0.1 s after a call
+    # Cases each side runs under the same name (ours and baseline then name only the runners):
+    # the figures and the ratio are geometric means over them (compare.measure_parts).
+    parts: tuple = ()
 
 
 def _bw(name, case, stream, goal=0.85):
@@ -42,6 +45,10 @@ ENTRIES = [
           "torch.add(out=)", 1.4, "bandwidth"),
     Entry("exp_16m_vs_torch", "GB/s", ("ours", "exp_16m"), ("torch", "exp_16m"),
           "torch.exp(out=)", 1.0, "bandwidth"),
+    Entry("matmul_small_vs_torch", "GFLOPS", ("ours", None), ("torch", None),
+          "torch.matmul(out=), 2 threads (OpenBLAS); geometric mean over the parts", 1.2,
+          "per-call overhead, compute",
+          parts=("matmul_64x784x256", "matmul_64x256x10", "matmul_512x20x64")),
     Entry("matmul_1024_vs_torch", "GFLOPS", ("ours", "matmul_1024"), ("torch", "matmul_1024"),
           "torch.matmul(out=) (OpenBLAS)", 1.0, "compute", settle=True),
     Entry("maxpool_nchw_vs_torch", "ms", ("ours", "maxpool_nchw"),

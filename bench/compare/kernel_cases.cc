@@ -4,8 +4,8 @@
 // the FMA peak).
 //
 // Sizes match bench/compare/torch_runner.py and ort_runner.mjs: 16M floats for elementwise and
-// conversions, [4096, 4096] + [4096] for the row broadcast, 1024^3 for MatMul, MaxPool2d 3x3
-// stride 2 pad 1 on [8, 64, 112, 112].
+// conversions, [4096, 4096] + [4096] for the row broadcast, 1024^3 for MatMul and the small
+// shapes of a training step (matmul_MxKxN), MaxPool2d 3x3 stride 2 pad 1 on [8, 64, 112, 112].
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -117,6 +117,14 @@ Case MatMul1024() {
   return {2.0 * 1024 * 1024 * 1024, [=] { Fast().MatMul(*a, *b, *c); }};
 }
 
+// out[m, n] = a[m, k] x b[k, n], row-major, as one MatMul of a training step runs it.
+Case SmallMatMul(int64_t m, int64_t k, int64_t n) {
+  auto a = std::make_shared<Tensor>(Filled(Shape{m, k}, 14));
+  auto b = std::make_shared<Tensor>(Filled(Shape{k, n}, 15));
+  auto c = std::make_shared<Tensor>(Filled(Shape{m, n}, 16));
+  return {2.0 * static_cast<double>(m * k * n), [=] { Fast().MatMul(*a, *b, *c); }};
+}
+
 // The FP32 FMA loop of the widest ISA on every thread of the shared pool (machine_peaks.h).
 Case FmaPeak() {
   const FmaIsa isa = BestFmaIsa();
@@ -180,6 +188,9 @@ void AddKernelCases(CaseRegistry& cases) {
   };
   cases["matmul_1024"] = MatMul1024;
   cases["fma_peak"] = FmaPeak;
+  cases["matmul_64x784x256"] = [] { return SmallMatMul(64, 784, 256); };
+  cases["matmul_64x256x10"] = [] { return SmallMatMul(64, 256, 10); };
+  cases["matmul_512x20x64"] = [] { return SmallMatMul(512, 20, 64); };
   cases["maxpool_nchw"] = [] { return MaxPoolForward(Layout::kNchw); };
   cases["maxpool_nhwc"] = [] { return MaxPoolForward(Layout::kNhwc); };
   cases["maxpool_backward"] = MaxPoolBackward;

@@ -59,8 +59,8 @@ def elementwise(fn, inputs):
     return lambda: fn(*xs, out=out)
 
 
-def matmul():
-    a, b, c = torch.rand(1024, 1024), torch.rand(1024, 1024), torch.empty(1024, 1024)
+def matmul(m=1024, k=1024, n=1024):
+    a, b, c = torch.rand(m, k), torch.rand(k, n), torch.empty(m, n)
     return lambda: torch.matmul(a, b, out=c)
 
 
@@ -118,6 +118,9 @@ CASES = {
     "exp_16m": lambda: elementwise(torch.exp, 1),
     "relu_16m": lambda: elementwise(lambda x, out: torch.clamp_min(x, 0, out=out), 1),
     "matmul_1024": matmul,
+    "matmul_64x784x256": lambda: matmul(64, 784, 256),
+    "matmul_64x256x10": lambda: matmul(64, 256, 10),
+    "matmul_512x20x64": lambda: matmul(512, 20, 64),
     "maxpool_channels_last": maxpool_forward,
     "maxpool_backward": maxpool_backward,
     "mlp_step": mlp_step,

@@ -49,7 +49,7 @@ void FastKernels::Unary(UnaryOp op, const Tensor& x, Tensor& out) const {
 }
 
 void FastKernels::MatMul(const Tensor& a, const Tensor& b, Tensor& out) const {
-  internal::MatMulBlas(a, b, out);
+  internal::MatMulFast(target_, pool_, a, b, out);
 }
 
 void FastKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tensor& out,

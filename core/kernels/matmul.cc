@@ -116,4 +116,40 @@ void MatMulBlas(const Tensor& a, const Tensor& b, Tensor& out) {
   });
 }
 
+void MatMulFast(SimdTarget target, ThreadPool& pool, const Tensor& a, const Tensor& b,
+                Tensor& out) {
+  const int r = out.rank();
+  const Dims d = DimsOf(a, out);
+  // m * k first: with it at most kDirectMaxWork, m * k * n cannot overflow.
+  const bool small = d.m * d.k <= kDirectMaxWork && d.m * d.k * d.n <= kDirectMaxWork;
+  if (!small || d.n < kDirectMinColumns || b.strides()[r - 1] != 1 || out.strides()[r - 1] != 1) {
+    return MatMulBlas(a, b, out);
+  }
+  const MatMulSimd& simd = MatMulSimdFor(target);
+  const float* pa = a.Storage<float>().data();
+  const float* pb = b.Storage<float>().data();
+  float* po = out.MutableStorage<float>().data();
+  const CancelToken* cancel = CurrentCancelToken();
+  const bool parallel = d.m * d.k * d.n >= kDirectParallelWork;
+  ForEachMatrix(a, b, out, [&](int64_t oa, int64_t ob, int64_t oo) {
+    const MatMulPlan plan{.a = pa + oa,
+                          .sam = a.strides()[r - 2],
+                          .sak = a.strides()[r - 1],
+                          .b = pb + ob,
+                          .sbk = b.strides()[r - 2],
+                          .out = po + oo,
+                          .som = out.strides()[r - 2],
+                          .m = d.m,
+                          .k = d.k,
+                          .n = d.n};
+    const int64_t units = simd.unit_count(plan);
+    // A few tasks per thread: the caller takes whatever a worker that wakes late leaves.
+    const int64_t tasks = parallel ? std::min<int64_t>(units, 4 * pool.threads()) : 1;
+    pool.ParallelFor(tasks, [&](int64_t t) {
+      if (Cancelled(cancel)) return;
+      simd.units(plan, units * t / tasks, units * (t + 1) / tasks);
+    });
+  });
+}
+
 }  // namespace onemodel::internal

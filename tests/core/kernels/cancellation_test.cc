@@ -1,6 +1,7 @@
 // Cancellation in kernels (core/common/cancellation.h): with the thread's CancelToken
-// cancelled, long kernels stop before their first block and leave the output as it was;
-// OpenBLAS MatMul split into row blocks gives the bits of one sgemm call.
+// cancelled, long kernels stop before their first block and leave the output as it was (MatMul
+// on each of its paths: direct tiles, BLAS, strided loop); OpenBLAS MatMul split into row
+// blocks gives the bits of one sgemm call.
 #include "core/common/cancellation.h"
 
 #include <cblas.h>
@@ -33,15 +34,18 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   const TensorKernels* k = GetParam().kernels;
   Tensor a = Tensor::Empty(Shape{64, 256}, DType::kFloat, pool);
   Tensor b = Tensor::Empty(Shape{256, 64}, DType::kFloat, pool);
+  Tensor bt = Tensor::Empty(Shape{64, 256}, DType::kFloat, pool);  // b's columns strided: BLAS
   Tensor x = Tensor::Empty(Shape{4, 4, 32, 32}, DType::kFloat, pool);
   Tensor one = Tensor::Empty(Shape{1, 1}, DType::kFloat, pool);  // broadcast: the strided path
   one.Fill(1.0f);
   a.Fill(1.0f);
   b.Fill(2.0f);
+  bt.Fill(2.0f);
   x.Fill(3.0f);
   CancelToken token;
   token.Cancel(1);
   Tensor product = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
+  Tensor blas = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
   Tensor strided = Tensor::Empty(Shape{64, 64}, DType::kFloat, pool);
   Tensor negated = Tensor::Empty(a.shape(), DType::kFloat, pool);
   Tensor sum = Tensor::Empty(a.shape(), DType::kFloat, pool);
@@ -52,12 +56,14 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   Tensor grad_w = Tensor::Empty(w.shape(), DType::kFloat, pool);
   Tensor scratch = Tensor::Empty(Shape{k->Conv2dScratchFloats(x.shape(), w.shape(), {}) + 1},
                                  DType::kFloat, pool);
-  for (Tensor* t : {&product, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
+  for (Tensor* t :
+       {&product, &blas, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
     t->Fill(7.0f);
   }
   {
     const CancelScope scope(&token);
     k->MatMul(a, b, product);
+    k->MatMul(a, bt.Transpose(0, 1), blas);
     k->MatMul(one.Expand(Shape{64, 256}), one.Expand(Shape{256, 64}), strided);
     k->Unary(UnaryOp::kNeg, a, negated);
     k->Binary(BinaryOp::kAdd, a, a, sum);
@@ -67,7 +73,7 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
     k->Conv2dBackwardWeight(convolved, x, {}, grad_w, scratch.MutableData<float>());
   }
   for (const Tensor* t :
-       {&product, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
+       {&product, &blas, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
     EXPECT_TRUE(Untouched(*t));
   }
   EXPECT_EQ(CurrentCancelToken(), nullptr);

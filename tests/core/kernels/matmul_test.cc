@@ -1,12 +1,15 @@
 // MatMul over the variant table (kernel_variants.h). Every variant: a known product, an empty
 // inner dimension, subnormal products kept. Every fast variant against the reference within
 // MatMulErrorBound (accuracy.h, docs/kernels.md) on random strided operands, some with
-// products that underflow; and the two edges of that bound, on the BLAS path and on the
-// strided loop: products that underflow are lost (inside the bound's absolute term only) and
-// float partial sums overflow (where the bound says it does not hold). The reference's side
-// of both edges, and the BLAS library's settings and kernel.
+// products that underflow, and on shapes at and around the direct tiles' edges and
+// thresholds; and the two edges of that bound, on each path (direct tiles, BLAS, strided
+// loop): products that underflow are lost (inside the bound's absolute term only) and float
+// partial sums overflow (where the bound says it does not hold). The direct tiles of every
+// SIMD target against an in-order loop, bit for bit. The reference's side of both edges, and
+// the BLAS library's settings and kernel.
 #include "core/kernels/internal/matmul.h"
 
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -14,7 +17,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
+#include <memory>
 #include <optional>
+#include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,17 +45,24 @@ Tensor Matrix(int64_t rows, int64_t cols, std::initializer_list<float> values, A
   return t;
 }
 
-// The two ways FastKernels::MatMul runs: BLAS for row-major operands, its float strided loop
-// for operands BLAS cannot take (here b is one element broadcast to k x 1, stride 0).
-enum class Path { kBlas, kStridedLoop };
-constexpr Path kPaths[] = {Path::kBlas, Path::kStridedLoop};
-const char* PathName(Path p) { return p == Path::kBlas ? "BLAS" : "strided loop"; }
+// The three ways FastKernels::MatMul runs: the direct tiles for small products with unit
+// column strides and at least kDirectMinColumns columns, BLAS for other row-major or
+// transposed operands, its float strided loop for operands BLAS cannot take (here b is one
+// element broadcast, stride 0).
+enum class Path { kDirect, kBlas, kStridedLoop };
+constexpr Path kPaths[] = {Path::kDirect, Path::kBlas, Path::kStridedLoop};
+const char* PathName(Path p) {
+  return p == Path::kDirect ? "direct tiles" : p == Path::kBlas ? "BLAS" : "strided loop";
+}
 
-// A k x 1 column of `value`, laid out for `path`.
+// k x n columns of `value` laid out for `path` (n = kDirectMinColumns on the direct path, else
+// 1); the tests look at column 0 of the product.
 Tensor Column(int64_t k, float value, Path path, Allocator& alloc) {
-  Tensor t = Tensor::Empty(path == Path::kBlas ? Shape{k, 1} : Shape{1, 1}, DType::kFloat, alloc);
+  const int64_t n = path == Path::kDirect ? internal::kDirectMinColumns : 1;
+  Tensor t =
+      Tensor::Empty(path == Path::kStridedLoop ? Shape{1, 1} : Shape{k, n}, DType::kFloat, alloc);
   t.Fill(value);
-  return t.Expand(Shape{k, 1});
+  return t.Expand(Shape{k, n});
 }
 
 // a x b through `kernels` into a new tensor.
@@ -248,9 +261,129 @@ TEST_P(MatMulFastTest, PartialSumsMayOverflowWhereTheBoundDoesNotHold) {
   for (Path path : kPaths) {
     const float got = Product(kernels(), a, Column(3, 1.0f, path, pool_), pool_).At<float>({0, 0});
     EXPECT_TRUE(got == FLT_MAX || got == INFINITY) << PathName(path) << ": " << got;
-    if (path == Path::kStridedLoop) {
-      EXPECT_EQ(got, INFINITY) << "the strided loop sums in order of k";
+    if (path != Path::kBlas) {
+      EXPECT_EQ(got, INFINITY) << PathName(path) << " sums in order of k";
     }
+  }
+}
+
+// The in-order meaning of the direct tiles for `target`: out[i, j] = (..((a_i0 b_0j) + a_i1 b_1j)
+// + ..) from zero, each step one fused multiply-add where the target has FMA (AVX2, AVX-512),
+// else a rounded product and a rounded sum. Strides in elements, unit column stride for b, out.
+void InOrder(SimdTarget target, const internal::MatMulPlan& p) {
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        const float x = p.a[i * p.sam + kk * p.sak], y = p.b[kk * p.sbk + j];
+        if (target == SimdTarget::kScalar) {
+          const float product = x * y;
+          acc = acc + product;
+        } else {
+          acc = std::fma(x, y, acc);
+        }
+      }
+      p.out[i * p.som + j] = acc;
+    }
+  }
+}
+
+// Values in [-1, 1) from `seed`, all distinct enough that a wrong index changes the bits.
+void FillRandom(std::span<float> values, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1, 1);
+  for (float& v : values) v = value(rng);
+}
+
+class MatMulSimdTest : public ::testing::TestWithParam<SimdTarget> {};
+
+TEST_P(MatMulSimdTest, TilesMatchTheInOrderLoopBitForBitAndWriteOnlyTheirOutput) {
+  // Shapes at and around the tile edges of every target (rows 4, 8, 6, 12, 16; vectors of 1, 8
+  // and 16 lanes, up to 4 per tile), partial vectors, the 128-row chunks a partial vector is
+  // copied in, k = 0; a row-major and a transposed; b and out with padded rows. The units go
+  // in three calls, as three tasks would run them (splitting column blocks).
+  const internal::MatMulSimd& simd = internal::MatMulSimdFor(GetParam());
+  constexpr float kSentinel = -1234.5f;
+  for (const int64_t m : {1, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17}) {
+    for (const int64_t n : {1, 8, 9, 16, 17, 32, 33, 48, 49, 64, 65}) {
+      for (const int64_t k : {0, 1, 129, 257}) {
+        for (const bool transposed : {false, true}) {
+          std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * (n + 3)));
+          FillRandom(a, static_cast<uint32_t>(m * 1000 + n * 10 + k));
+          FillRandom(b, static_cast<uint32_t>(k * 1000 + n));
+          const int64_t som = n + 2;
+          std::vector<float> got(static_cast<size_t>(m * som + 2), kSentinel);
+          std::vector<float> want(got);
+          internal::MatMulPlan plan{.a = a.data(),
+                                    .sam = transposed ? 1 : k,
+                                    .sak = transposed ? m : 1,
+                                    .b = b.data(),
+                                    .sbk = n + 3,
+                                    .out = got.data() + 1,
+                                    .som = som,
+                                    .m = m,
+                                    .k = k,
+                                    .n = n};
+          const int64_t units = simd.unit_count(plan);
+          for (int64_t part = 0; part < 3; ++part) {
+            simd.units(plan, units * part / 3, units * (part + 1) / 3);
+          }
+          plan.out = want.data() + 1;
+          InOrder(GetParam(), plan);
+          ASSERT_EQ(got, want) << "m=" << m << " k=" << k << " n=" << n
+                               << (transposed ? " a transposed" : "");
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, MatMulSimdTest, ::testing::ValuesIn(kernel_test::SupportedTargets()),
+                         kernel_test::ParamName);
+
+// Which path FastKernels::MatMul takes, seen in the bits: the direct tiles give the in-order
+// loop's, BLAS gives one cblas_sgemm call's (products of these sizes are one call).
+TEST_P(MatMulFastTest, TakesTheDirectTilesExactlyWhereTheThresholdsSay) {
+  ThreadPool two(2);
+  const std::unique_ptr<TensorKernels> on_two = GetParam().On(two);
+  struct Case {
+    int64_t m, k, n;
+    bool b_transposed;
+    bool direct;
+  };
+  const int64_t cols = internal::kDirectMinColumns;
+  const int64_t max_k = internal::kDirectMaxWork / (64 * 256);
+  const Case cases[] = {
+      {7, 33, cols, false, true},       // the narrowest direct output
+      {7, 33, cols - 1, false, false},  // too narrow: BLAS
+      {7, 33, cols, true, false},       // b's columns not unit stride: BLAS
+      {64, 256, 64, false, true},       // kDirectParallelWork: split over two threads
+      {64, max_k, 256, false, true},    // kDirectMaxWork exactly
+      {65, max_k, 256, false, false},   // above it: BLAS
+  };
+  static_assert(int64_t{64} * 256 * 64 == internal::kDirectParallelWork);
+  for (const Case& c : cases) {
+    Tensor a = Tensor::Empty(Shape{c.m, c.k}, DType::kFloat, pool_);
+    Tensor b = c.b_transposed ? Tensor::Empty(Shape{c.n, c.k}, DType::kFloat, pool_).Transpose(0, 1)
+                              : Tensor::Empty(Shape{c.k, c.n}, DType::kFloat, pool_);
+    FillRandom(a.MutableStorage<float>(), 1);
+    FillRandom(b.MutableStorage<float>(), 2);
+    const Tensor got = Product(*on_two, a, b, pool_);
+    std::vector<float> want(static_cast<size_t>(c.m * c.n));
+    if (c.direct) {
+      InOrder(*GetParam().target, {a.Data<float>().data(), c.k, 1, b.Data<float>().data(), c.n,
+                                   want.data(), c.n, c.m, c.k, c.n});
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, c.b_transposed ? CblasTrans : CblasNoTrans,
+                  static_cast<blasint>(c.m), static_cast<blasint>(c.n), static_cast<blasint>(c.k),
+                  1.0f, a.Data<float>().data(), static_cast<blasint>(c.k),
+                  b.Storage<float>().data() + b.offset(),
+                  static_cast<blasint>(c.b_transposed ? c.k : c.n), 0.0f, want.data(),
+                  static_cast<blasint>(c.n));
+    }
+    const std::span<const float> values = got.Data<float>();
+    EXPECT_TRUE(std::equal(values.begin(), values.end(), want.begin()))
+        << "m=" << c.m << " k=" << c.k << " n=" << c.n << (c.direct ? " direct" : " BLAS");
   }
 }
 
