@@ -74,8 +74,17 @@ constexpr std::pair<std::string_view, Rule> kRules[] = {
     {"Unsqueeze", Rule::kAtMostInput},
     {"MatMul", Rule::kMatMul},
     {"Expand", Rule::kExpand},
-    // MaxPool2d (padding can make the output larger than the input) and ToLayout (blocks pad
-    // the channels) are not bounded here: they run on a worker.
+    {"Erf", Rule::kSame},
+    {"Clip", Rule::kSame},
+    {"LeakyRelu", Rule::kSame},
+    {"Equal", Rule::kBroadcast},
+    {"Less", Rule::kBroadcast},
+    {"LessEqual", Rule::kBroadcast},
+    {"Greater", Rule::kBroadcast},
+    {"GreaterEqual", Rule::kBroadcast},
+    // MaxPool2d (padding can make the output larger than the input), ToLayout (blocks pad
+    // the channels), Where (three operands), Conv2d (work grows with the kernel) and the
+    // optimizers (variadic lists) are not bounded here: they run on a worker.
 };
 
 std::optional<Rule> RuleOf(std::string_view op) {

@@ -57,6 +57,20 @@ TEST_F(InlineCostTest, ElementwiseOpsCountTheirInputsAndOutput) {
   EXPECT_EQ(Cost(add), 3 * 64 + 2 * 64) << "the earlier output is read, another written";
 }
 
+TEST_F(InlineCostTest, TheUnaryTensorOpsAndComparisonsCountLikeTheirFamilies) {
+  const std::string a = Put(Shape{16}), b = Put(Shape{16});
+  for (const char* unary : {"Erf", "Clip", "LeakyRelu"}) {
+    v1::RunRequest request;
+    Op(request, unary, {a});
+    EXPECT_EQ(Cost(request), 2 * 64) << unary << ": one input and the output of 16 floats";
+  }
+  for (const char* compare : {"Equal", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    v1::RunRequest request;
+    Op(request, compare, {a, b});
+    EXPECT_EQ(Cost(request), 3 * 64) << compare << ": the BOOL output bounded as a float's";
+  }
+}
+
 TEST_F(InlineCostTest, BroadcastingCountsTheBroadcastOutput) {
   const std::string column = Put(Shape{1000, 1}), row = Put(Shape{1, 1000});
   v1::RunRequest outer;
@@ -95,7 +109,7 @@ TEST_F(InlineCostTest, ExpandCountsTheShapeItAsksFor) {
 
 TEST_F(InlineCostTest, UnboundedAndUnknownOperationsNeverRunInline) {
   const std::string x = Put(Shape{1, 1, 4, 4});
-  for (const char* name : {"MaxPool2d", "ToLayout", "NoSuchOp"}) {
+  for (const char* name : {"MaxPool2d", "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp"}) {
     v1::RunRequest request;
     Op(request, "Neg", {x});
     Op(request, name, {x});
