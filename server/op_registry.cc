@@ -209,7 +209,7 @@ const OpSpec kOps[] = {
      true, "convolution of X (N, C, H, W) with W (K, C / group, KH, KW), plus B (K) if given",
      [](const OpCall& c) {
        return ops::Conv2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr, ConvParams(c),
-                          c.ctx()); }, 1},
+                          c.ctx()); }, /*variadic=*/false, /*optional_inputs=*/1},
     {"Sum", {"X"}, {kAxes, kKeepDims}, true, "the sum over axes", [](const OpCall& c) {
        return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
     {"Mean", {"X"}, {kAxes, kKeepDims}, true, "the mean over axes", [](const OpCall& c) {
@@ -269,7 +269,7 @@ const OpSpec kOps[] = {
       {"nesterov", kI, "0", "1 uses Nesterov momentum"},
       {"weight_decay", kF, "0", "L2 penalty added to the gradient"}},
      false, "torch.optim.SGD's step on params, grads[, momentum_buffers] in place; the new step",
-     &RunSgd, true},
+     &RunSgd, /*variadic=*/true},
     {"AdamW", {"step", "tensors"},
      {{"lr", kF, "0.001", "the learning rate"},
       {"beta1", kF, "0.9", "decay of the running mean of gradients"},
@@ -279,13 +279,13 @@ const OpSpec kOps[] = {
       {"amsgrad", kI, "0", "1 uses AMSGrad (adds the max_exp_avg_sqs list)"}},
      false,
      "torch.optim.AdamW's step on params, grads, exp_avgs, exp_avg_sqs in place; the new step",
-     &RunAdamW, true},
+     &RunAdamW, /*variadic=*/true},
     {"ClipGradNorm", {"grads"},
      {{"max_norm", kF, "", "the largest total norm left unscaled"},
       {"norm_type", kF, "2", "the p of the p-norm (inf: the largest magnitude)"},
       {"error_if_nonfinite", kI, "0", "1 refuses a NaN or infinite total norm"}},
      false, "scales grads in place to a total norm of at most max_norm; the total norm",
-     &RunClipGradNorm, true},
+     &RunClipGradNorm, /*variadic=*/true},
 };
 // clang-format on
 
