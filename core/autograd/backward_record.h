@@ -33,7 +33,8 @@ namespace onemodel {
   X(Add) X(Sub) X(Mul) X(Div) X(Max) X(Min) X(Pow) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt)        \
   X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(MatMul) X(MaxPool2d) X(Sum) X(Mean) X(Softmax)         \
   X(LogSoftmax) X(Cast) X(Contiguous) X(Copy) X(ToLayout) X(Reshape) X(Permute) X(Slice)      \
-  X(Expand) X(Squeeze) X(Unsqueeze)
+  X(Expand) X(Squeeze) X(Unsqueeze)                                                           \
+  X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)
 
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };

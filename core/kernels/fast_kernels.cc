@@ -2,6 +2,7 @@
 
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/matmul.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/maxpool.h"
 
 namespace onemodel {
@@ -48,6 +49,15 @@ void FastKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tens
 void FastKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                     Tensor& grad_x) const {
   internal::MaxPool2dBackwardFast(pool_, grad_out, indices, grad_x);
+}
+
+void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {
+  internal::AvgPool2dFast(target_, pool_, x, params, out);
+}
+
+void FastKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                                    Tensor& grad_x) const {
+  internal::AvgPool2dBackwardFast(pool_, grad_out, params, grad_x);
 }
 
 }  // namespace onemodel

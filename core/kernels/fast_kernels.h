@@ -32,6 +32,9 @@ class FastKernels final : public TensorKernels {
                  Tensor* indices) const override;
   void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                          Tensor& grad_x) const override;
+  void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
+  void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                         Tensor& grad_x) const override;
 
  private:
   SimdTarget target_;

@@ -2,6 +2,7 @@
 
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/matmul.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/scalar_ops.h"
 
@@ -44,6 +45,15 @@ void ReferenceKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params,
 void ReferenceKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                          Tensor& grad_x) const {
   internal::MaxPool2dBackwardReference(grad_out, indices, grad_x);
+}
+
+void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {
+  internal::AvgPool2dReference(x, params, out);
+}
+
+void ReferenceKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                                         Tensor& grad_x) const {
+  internal::AvgPool2dBackwardReference(grad_out, params, grad_x);
 }
 
 }  // namespace onemodel

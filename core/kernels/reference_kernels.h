@@ -16,6 +16,9 @@ class ReferenceKernels final : public TensorKernels {
                  Tensor* indices) const override;
   void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                          Tensor& grad_x) const override;
+  void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
+  void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                         Tensor& grad_x) const override;
 };
 
 }  // namespace onemodel
