@@ -118,7 +118,8 @@ class TensorKernels {
   virtual void MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                  Tensor& grad_x) const = 0;
   // out (N, C, OH, OW) = window averages of x (N, C, H, W, any strides), as AvgPool2dParams
-  // defines them, bit for bit in every variant.
+  // defines them, bit for bit in every variant (where two NaNs meet in a sum, which payload
+  // survives is the compiler's operand order, as in C++).
   virtual void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const = 0;
   // AvgPool2d's backward: grad_x (N, C, H, W, contiguous) = zeros, then g / divisor added at
   // each in-bounds position of each window, output positions row by row (a fixed order).
