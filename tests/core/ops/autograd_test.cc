@@ -87,7 +87,16 @@ TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
   const Tensor img = Filled(Shape{1, 1, 4, 4}, 1).WithRequiresGrad();
   const Tensor p = ops::MaxPool2d(img, {2, 2, 2, 2, 0, 0}, ctx_);
   EXPECT_EQ(GradFn(p)->Owned(0).dtype(), DType::kInt32) << "pooling owns int32 indices";
-  EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0}));
+  EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0, 1, 1, 0}))
+      << "kernel, stride, pad, dilation, ceil_mode";
+  const Tensor r = ops::ReluMaxPool2d(ops::Neg(img, ctx_), {2, 2, 2, 2, 0, 0}, ctx_);
+  EXPECT_EQ(GradFn(r)->op(), OpKind::kReluMaxPool2d);
+  EXPECT_EQ(GradFn(r)->Owned(0).At<int32_t>({0, 0, 0, 0}), -1)
+      << "fused ReLU+pooling: -1 where no element is positive";
+  const Tensor a = ops::AvgPool2d(img, {2, 2, 2, 2, 1, 1, true, true}, ctx_);
+  EXPECT_FALSE(GradFn(a)->HasSaved(0)) << "average pooling saves no tensor";
+  EXPECT_EQ(GradFn(a)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 1, 1, 1, 1}))
+      << "kernel, stride, pad, ceil_mode, count_include_pad";
 }
 
 TEST_F(AutogradTest, ModifyingASavedInputBeforeBackwardThrowsTensorVersionException) {
@@ -223,6 +232,9 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   for (UnaryOp op : kAllUnaryOps) out(ops::Unary(op, x, ctx));
   out(ops::MatMul(x, w, ctx));
   out(ops::MaxPool2d(x, {2, 2, 2, 2, 0, 0}, ctx));  // no argmax without recording
+  out(ops::ReluMaxPool2d(x, {3, 3, 2, 2, 1, 1}, ctx));
+  out(ops::AvgPool2d(x, {3, 3, 2, 2, 1, 1, true, true}, ctx));
+  out(ops::GlobalAvgPool2d(x, ctx));
   const int axes[] = {1, -1};
   out(ops::Sum(x, axes, true, ctx));
   out(ops::Mean(x, {}, false, ctx));
