@@ -110,7 +110,8 @@ TENSOR_METHOD = {
     'LogSoftmax': 'log_softmax', 'Cast': 'cast', 'Contiguous': 'contiguous', 'Copy': 'copy',
     'Detach': 'detach', 'ToLayout': 'to_layout', 'Reshape': 'reshape', 'Permute': 'permute',
     'Transpose': 'transpose', 'Slice': 'slice', 'Expand': 'expand', 'Squeeze': 'squeeze',
-    'Unsqueeze': 'unsqueeze',
+    'Unsqueeze': 'unsqueeze', 'ReluMaxPool2d': 'relu_max_pool2d', 'AvgPool2d': 'avg_pool2d',
+    'GlobalAvgPool2d': 'global_avg_pool2d',
 }
 
 
