@@ -77,6 +77,10 @@ ENTRIES = [
           ("py", "put_get_64m_raw_stream"),
           "UploadTensor + DownloadTensor through the stub, 1 MiB chunks, no conversion (Python)",
           0.8, "gRPC transport in Python"),
+    _bw("avgpool_vs_bandwidth", "avgpool_nhwc", "copy_16m", 0.8),
+    Entry("relumaxpool_vs_relu_then_maxpool", "ms", ("ours", "relumaxpool_nhwc"),
+          ("ours", "relu_then_maxpool_nhwc"), "Relu then MaxPool2d, NHWC (same run)", 1.5,
+          "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.
