@@ -9,12 +9,13 @@
 // without one use the equivalent cheaper rule "v > best" (one maxps without indices).
 //
 // rows (NCHW, x stride 1): one output row at a time, vectors of output columns. Lane i of
-// window offset kx reads x = xs + kx + i*stride, loaded with LoadInterleaved{2,3,4} (strides
-// 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
+// window offset kx reads x = xs + kx*dilation + i*stride, loaded with LoadInterleaved{2,3,4}
+// (strides 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
 // last vector overlaps the one before it instead of running a tail. Up to four vectors are
 // in flight at once to hide the latency of each window's chain of selects.
 // pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
-// channel tail uses a masked load. strided: the scalar loop for everything else.
+// channel tail uses a masked load. strided: the scalar loop for everything else. Dilation
+// steps window rows and columns; relu (ReluMaxPool2d) starts every window from +0 at index -1.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/maxpool_simd.cc"
 // Highway needs this order: foreach_target, then highway.
