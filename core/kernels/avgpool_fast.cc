@@ -1,6 +1,7 @@
-// AvgPool2dFast: each output's sum is built in a float accumulator by the elementwise Add row
-// (one window position for a run of outputs at a time, in the reference's window order), then
-// divided by the Div row, so values are the reference's bit for bit. Runs are output columns
+// AvgPool2dFast: each output's sum is built in a float accumulator, one window position for a
+// run of outputs at a time in the reference's window order (a loop the compiler vectorizes
+// for unit strides, the elementwise Add row otherwise), then divided, so values are the
+// reference's bit for bit. Runs are output columns
 // of one row when the input's x stride is 1 and the row is wide, otherwise the channels of
 // one output pixel. Units (output rows) are split over the thread pool.
 #include <algorithm>
@@ -30,6 +31,12 @@ struct AvgPlan {
   BinaryRowFn add = nullptr, div = nullptr;
 };
 
+// acc[i] += src[i * stride] for i < n.
+inline void AddRun(const AvgPlan& a, float* acc, const float* src, int64_t n, int64_t stride) {
+  if (stride != 1) return a.add(n, acc, 1, acc, 1, src, stride);
+  for (int64_t i = 0; i < n; ++i) acc[i] += src[i];
+}
+
 void CopyStrides(const Tensor& t, int64_t (&dst)[4]) {
   for (int d = 0; d < 4; ++d) dst[d] = t.shape()[d] == 1 ? 0 : t.strides()[d];
 }
@@ -54,8 +61,7 @@ void RowUnit(const AvgPlan& a, int64_t u) {
         const int64_t lo = std::max(ox0, first <= 0 ? 0 : (first + p.stride_w - 1) / p.stride_w);
         const int64_t hi = std::min(ox0 + m, last < 0 ? 0 : last / p.stride_w + 1);
         if (lo >= hi) continue;
-        a.add(hi - lo, acc + (lo - ox0), 1, acc + (lo - ox0), 1,
-              row + lo * p.stride_w - p.pad_w + kx, p.stride_w);
+        AddRun(a, acc + (lo - ox0), row + lo * p.stride_w - p.pad_w + kx, hi - lo, p.stride_w);
       }
     }
     for (int64_t i = 0; i < m; ++i) {
@@ -65,6 +71,25 @@ void RowUnit(const AvgPlan& a, int64_t u) {
     }
     a.div(m, orow + ox0 * a.so[3], a.so[3], acc, 1, divisor, 1);
   }
+}
+
+// Channels of one output pixel with unit channel stride, kLanes at a time: the sums stay in
+// registers over the whole window. Returns the first channel not done.
+constexpr int64_t kLanes = 16;
+int64_t PixelLanes(const AvgPlan& a, const float* image, AvgSpan ys, AvgSpan xs, float divisor,
+                   float* opix) {
+  int64_t c0 = 0;
+  for (; c0 + kLanes <= a.c; c0 += kLanes) {
+    float sum[kLanes] = {};
+    for (int64_t y = ys.lo; y < ys.hi; ++y) {
+      for (int64_t x = xs.lo; x < xs.hi; ++x) {
+        const float* src = image + y * a.si[2] + x * a.si[3] + c0;
+        for (int64_t i = 0; i < kLanes; ++i) sum[i] += src[i];
+      }
+    }
+    for (int64_t i = 0; i < kLanes; ++i) opix[(c0 + i) * a.so[1]] = sum[i] / divisor;
+  }
+  return c0;
 }
 
 // Output row (n, oy) of every channel, runs of channels.
@@ -78,15 +103,21 @@ void PixelUnit(const AvgPlan& a, int64_t u) {
     const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, a.w, p.count_include_pad);
     const float divisor = static_cast<float>(ys.count * xs.count);
     float* opix = a.out + n * a.so[0] + oy * a.so[2] + ox * a.so[3];
-    for (int64_t c0 = 0; c0 < a.c; c0 += kRun) {
+    const int64_t start = a.si[1] == 1 ? PixelLanes(a, image, ys, xs, divisor, opix) : 0;
+    for (int64_t c0 = start; c0 < a.c; c0 += kRun) {
       const int64_t m = std::min(kRun, a.c - c0);
       std::fill(acc, acc + m, 0.0f);
       for (int64_t y = ys.lo; y < ys.hi; ++y) {
         for (int64_t x = xs.lo; x < xs.hi; ++x) {
-          a.add(m, acc, 1, acc, 1, image + y * a.si[2] + x * a.si[3] + c0 * a.si[1], a.si[1]);
+          AddRun(a, acc, image + y * a.si[2] + x * a.si[3] + c0 * a.si[1], m, a.si[1]);
         }
       }
-      a.div(m, opix + c0 * a.so[1], a.so[1], acc, 1, &divisor, 0);
+      float* o = opix + c0 * a.so[1];
+      if (a.so[1] == 1) {
+        for (int64_t i = 0; i < m; ++i) o[i] = acc[i] / divisor;
+      } else {
+        a.div(m, o, a.so[1], acc, 1, &divisor, 0);
+      }
     }
   }
 }
