@@ -87,7 +87,12 @@ int64_t PixelLanes(const AvgPlan& a, const float* image, AvgSpan ys, AvgSpan xs,
         for (int64_t i = 0; i < kLanes; ++i) sum[i] += src[i];
       }
     }
-    for (int64_t i = 0; i < kLanes; ++i) opix[(c0 + i) * a.so[1]] = sum[i] / divisor;
+    for (int64_t i = 0; i < kLanes; ++i) sum[i] /= divisor;  // divps
+    if (a.so[1] == 1) {
+      std::copy(sum, sum + kLanes, opix + c0);
+    } else {
+      for (int64_t i = 0; i < kLanes; ++i) opix[(c0 + i) * a.so[1]] = sum[i];
+    }
   }
   return c0;
 }
