@@ -74,9 +74,9 @@ std::vector<int> PoolPair(const OpCall& call, std::string_view name, std::vector
                           std::to_string(v.size()) + ")");
   }
   if (v[0] < min || v[1] < min) {
-    throw InvalidArgument("attribute '" + std::string(name) + "' must hold values >= " +
-                          std::to_string(min) + " (got [" + std::to_string(v[0]) + ", " +
-                          std::to_string(v[1]) + "])");
+    throw InvalidArgument("attribute '" + std::string(name) +
+                          "' must hold values >= " + std::to_string(min) + " (got [" +
+                          std::to_string(v[0]) + ", " + std::to_string(v[1]) + "])");
   }
   return v;
 }
@@ -111,7 +111,13 @@ AvgPool2dParams AvgParams(const OpCall& call) {
   const std::vector<int> k = KernelShape(call);
   const std::vector<int> s = PoolPair(call, "strides", {1, 1}, 1);
   const std::vector<int> p = PoolPair(call, "pads", {0, 0}, 0);
-  return {k[0], k[1], s[0], s[1], p[0], p[1], PoolFlag(call, "ceil_mode"),
+  return {k[0],
+          k[1],
+          s[0],
+          s[1],
+          p[0],
+          p[1],
+          PoolFlag(call, "ceil_mode"),
           PoolFlag(call, "count_include_pad")};
 }
 

@@ -21,8 +21,7 @@ void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out) 
         const AvgSpan ys = AvgClip(oy, p.stride_h, p.pad_h, p.kernel_h, h, p.count_include_pad);
         for (int64_t ox = 0; ox < ow; ++ox) {
           if (Cancelled(cancel)) return;
-          const AvgSpan xs =
-              AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, w, p.count_include_pad);
+          const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, w, p.count_include_pad);
           float sum = 0.0f;
           for (int64_t y = ys.lo; y < ys.hi; ++y) {
             for (int64_t xx = xs.lo; xx < xs.hi; ++xx) sum += plane[y * s[2] + xx * s[3]];
@@ -35,8 +34,8 @@ void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out) 
   }
 }
 
-void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p,
-                             const Shape& x_shape, float* gx, int64_t begin, int64_t end) {
+void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p, const Shape& x_shape,
+                             float* gx, int64_t begin, int64_t end) {
   const float* g = grad_out.Storage<float>().data() + grad_out.offset();
   const int64_t c_ = x_shape[1], h = x_shape[2], w = x_shape[3];
   const int64_t oh = grad_out.shape()[2], ow = grad_out.shape()[3];
@@ -58,8 +57,7 @@ void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p,
   }
 }
 
-void AvgPool2dBackwardReference(const Tensor& grad_out, const AvgPool2dParams& p,
-                                Tensor& grad_x) {
+void AvgPool2dBackwardReference(const Tensor& grad_out, const AvgPool2dParams& p, Tensor& grad_x) {
   AvgPool2dBackwardPlanes(grad_out, p, grad_x.shape(), grad_x.MutableData<float>().data(), 0,
                           grad_x.shape()[0] * grad_x.shape()[1]);
 }

@@ -1,8 +1,8 @@
 #include "core/kernels/fast_kernels.h"
 
 #include "core/kernels/elementwise_loop.h"
-#include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/avgpool.h"
+#include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 
 namespace onemodel {

@@ -65,8 +65,8 @@ HWY_INLINE Span Clip(int64_t o, int64_t stride, int64_t pad, int64_t kernel, int
 // (which element wins depends on the data and would defeat branch prediction). Otherwise the
 // window holds no NaN and the rule is "v > best" (maxss).
 template <bool kExact = true>
-HWY_INLINE void ScalarWindow(const PoolPlan& p, const float* plane, int64_t sy, int64_t sx,
-                             Span ys, Span xs, float& best_out, int64_t& at_out) {
+HWY_INLINE void ScalarWindow(const PoolPlan& p, const float* plane, int64_t sy, int64_t sx, Span ys,
+                             Span xs, float& best_out, int64_t& at_out) {
   if (ys.lo >= ys.hi || xs.lo >= xs.hi) {
     best_out = 0.0f;
     at_out = -1;

@@ -1,8 +1,8 @@
 #include "core/kernels/reference_kernels.h"
 
 #include "core/kernels/elementwise_loop.h"
-#include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/avgpool.h"
+#include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/scalar_ops.h"
 
@@ -47,7 +47,8 @@ void ReferenceKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& i
   internal::MaxPool2dBackwardReference(grad_out, indices, grad_x);
 }
 
-void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {
+void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params,
+                                 Tensor& out) const {
   internal::AvgPool2dReference(x, params, out);
 }
 

@@ -21,10 +21,9 @@ void CheckRank(const char* op, const Tensor& x) {
 void CheckWindow(const char* op, const char* what, int32_t kernel, int32_t stride, int32_t pad,
                  int32_t dilation) {
   if (kernel < 1 || stride < 1 || dilation < 1 || pad < 0 || pad >= kernel) {
-    throw TensorShapeException(std::string(op) + ": " + what + " kernel " +
-                               std::to_string(kernel) + ", stride " + std::to_string(stride) +
-                               ", pad " + std::to_string(pad) + ", dilation " +
-                               std::to_string(dilation) +
+    throw TensorShapeException(std::string(op) + ": " + what + " kernel " + std::to_string(kernel) +
+                               ", stride " + std::to_string(stride) + ", pad " +
+                               std::to_string(pad) + ", dilation " + std::to_string(dilation) +
                                " is invalid: kernel, stride and dilation must be >= 1 and "
                                "0 <= pad < kernel");
   }
@@ -69,17 +68,22 @@ Tensor MaxPoolOp(const char* op, OpKind kind, const Tensor& x, MaxPool2dParams p
   ctx.kernels.MaxPool2d(x, p, out, &indices);
   auto record = internal::NewRecord(kind, &MaxPool2dBackward, {&x});
   record->Own(indices);
-  record->SetInts({p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
-                   p.dilation_h, p.dilation_w, p.ceil_mode ? 1 : 0});
+  record->SetInts({p.kernel_h, p.kernel_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h,
+                   p.dilation_w, p.ceil_mode ? 1 : 0});
   return out.WithAutogradNode(std::move(record));
 }
 
 // The parameters AvgPool2d recorded in Ints.
 AvgPool2dParams RecordedAvgParams(const BackwardRecord& r) {
   const std::vector<int64_t>& v = r.ints();
-  return {static_cast<int32_t>(v[0]), static_cast<int32_t>(v[1]), static_cast<int32_t>(v[2]),
-          static_cast<int32_t>(v[3]), static_cast<int32_t>(v[4]), static_cast<int32_t>(v[5]),
-          v[6] != 0, v[7] != 0};
+  return {static_cast<int32_t>(v[0]),
+          static_cast<int32_t>(v[1]),
+          static_cast<int32_t>(v[2]),
+          static_cast<int32_t>(v[3]),
+          static_cast<int32_t>(v[4]),
+          static_cast<int32_t>(v[5]),
+          v[6] != 0,
+          v[7] != 0};
 }
 
 // Spreads each output gradient over its window, divided by the window's divisor. The kernel

@@ -3,7 +3,8 @@
 //
 //   Tensor y = ops::MaxPool2d(x, {.kernel_h = 3, .kernel_w = 3, .stride_h = 2, .stride_w = 2,
 //                                 .pad_h = 1, .pad_w = 1}, ctx);
-//   Tensor a = ops::AvgPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, ctx);
+//   Tensor a = ops::AvgPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2,
+//                                 .stride_w = 2}, ctx);
 #pragma once
 
 #include "core/autograd/op_context.h"

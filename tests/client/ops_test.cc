@@ -224,8 +224,10 @@ TEST_F(OpsTest, ReluMaxPool2dAvgPool2dAndGlobalAvgPool2d) {
   const Dims d = {2, 3, 5, 6};
   const std::vector<float> x = RandomFloats(Count(d), 41);
   const TensorHandle hx = Put(x, d);
-  const std::vector<NamedAttr> window = {{"kernel_shape", Ints{3, 2}}, {"strides", Ints{2, 2}},
-                                         {"pads", Ints{1, 1}},         {"dilations", Ints{1, 2}},
+  const std::vector<NamedAttr> window = {{"kernel_shape", Ints{3, 2}},
+                                         {"strides", Ints{2, 2}},
+                                         {"pads", Ints{1, 1}},
+                                         {"dilations", Ints{1, 2}},
                                          {"ceil_mode", 1}};
   const TensorHandle fused = Run("ReluMaxPool2d", {hx}, window);
   const TensorHandle apart = Run("MaxPool2d", {Run("Relu", {hx})}, window);
@@ -235,8 +237,7 @@ TEST_F(OpsTest, ReluMaxPool2dAvgPool2dAndGlobalAvgPool2d) {
   // 2x2 windows, stride 2, ceil_mode: the last row and column of windows are half outside,
   // divided by their in-bounds count.
   const TensorHandle avg = Run(
-      "AvgPool2d", {hx},
-      {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1}});
+      "AvgPool2d", {hx}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1}});
   std::vector<float> expected;
   for (int nc = 0; nc < 6; ++nc) {
     for (int oy = 0; oy < 3; ++oy) {

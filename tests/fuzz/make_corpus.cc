@@ -376,9 +376,9 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                                    {{"kernel_shape", IntsAttr({2, 2})},
                                     {"dilations", IntsAttr({i32_max, 0})},
                                     {"ceil_mode", IntAttr(-1)}})});
-  add("avgpool-bad-flag", {Op("AvgPool2d", {image},
-                              {{"kernel_shape", IntsAttr({i32_max, 1})},
-                               {"count_include_pad", IntAttr(i64_max)}})});
+  add("avgpool-bad-flag",
+      {Op("AvgPool2d", {image},
+          {{"kernel_shape", IntsAttr({i32_max, 1})}, {"count_include_pad", IntAttr(i64_max)}})});
   add("tolayout-block-zero",
       {Op("Detach", {image}),
        Op("ToLayout", {Output(0)}, {{"layout", StringAttr("Blocked")}, {"block", IntAttr(0)}})});

@@ -39,12 +39,11 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
 
 // Planes [begin, end) (plane = n * C + c) of the backward into gx, the contiguous gradient
 // of an input of shape x_shape.
-void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p,
-                             const Shape& x_shape, float* gx, int64_t begin, int64_t end);
+void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p, const Shape& x_shape,
+                             float* gx, int64_t begin, int64_t end);
 
 // Every plane, one thread.
-void AvgPool2dBackwardReference(const Tensor& grad_out, const AvgPool2dParams& p,
-                                Tensor& grad_x);
+void AvgPool2dBackwardReference(const Tensor& grad_out, const AvgPool2dParams& p, Tensor& grad_x);
 
 // Every plane, split over `pool` (each plane by one thread, so the same bits).
 void AvgPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const AvgPool2dParams& p,

@@ -24,7 +24,8 @@ namespace {
 uint32_t Bits(float v) { return std::bit_cast<uint32_t>(v); }
 
 Shape OutputShape(const Shape& in, const AvgPool2dParams& p) {
-  return Shape{in[0], in[1], PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h, 1, p.ceil_mode),
+  return Shape{in[0], in[1],
+               PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h, 1, p.ceil_mode),
                PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w, 1, p.ceil_mode)};
 }
 
@@ -108,9 +109,8 @@ TEST_P(AvgPool2dTest, MatchesTheOracleOnRandomShapesParametersAndLayouts) {
             const float want = Oracle(x.view, n, c, oy, ox, p);
             const float got = out.view.At<float>({n, c, oy, ox});
             if (std::isnan(got) && std::isnan(want)) continue;  // payloads: see kernels.h
-            ASSERT_EQ(Bits(got), Bits(want))
-                << what << " at " << n << "," << c << "," << oy << "," << ox << ": got " << got
-                << ", oracle " << want;
+            ASSERT_EQ(Bits(got), Bits(want)) << what << " at " << n << "," << c << "," << oy << ","
+                                             << ox << ": got " << got << ", oracle " << want;
           }
         }
       }

@@ -136,10 +136,9 @@ int64_t SentinelDamage(const Placed& p) {
 }
 
 Shape OutputShape(const Shape& in, const MaxPool2dParams& p) {
-  return Shape{
-      in[0], in[1],
-      PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h, p.dilation_h, p.ceil_mode),
-      PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w, p.dilation_w, p.ceil_mode)};
+  return Shape{in[0], in[1],
+               PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h, p.dilation_h, p.ceil_mode),
+               PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w, p.dilation_w, p.ceil_mode)};
 }
 
 std::string Describe(const MaxPool2dParams& p) {

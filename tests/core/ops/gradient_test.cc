@@ -9,8 +9,8 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
-#include "tests/core/ops/grad_check.h"
 #include "tests/core/ops/exact_op_test.h"
+#include "tests/core/ops/grad_check.h"
 
 namespace onemodel {
 namespace {
@@ -118,7 +118,9 @@ TEST_F(GradientTest, DilatedCeilModeAndReluMaxPool2d) {
   p.ceil_mode = true;
   ExpectGradientsMatch(
       "MaxPool2d dilated ceil_mode",
-      [p](const std::vector<Tensor>& in, const OpContext& c) { return ops::MaxPool2d(in[0], p, c); },
+      [p](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::MaxPool2d(in[0], p, c);
+      },
       {x}, ctx_, rng_, 1e-3);
   const MaxPool2dParams small{2, 2, 2, 2, 0, 0};  // some windows have no positive element
   for (const Tensor& in : {x, x.ToLayout(Layout::kNhwc, pool_)}) {

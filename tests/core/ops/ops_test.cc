@@ -127,14 +127,20 @@ TEST_F(OpsTest, PoolingOpsValidateDilationAndShapeTheirOutputs) {
   ceil.ceil_mode = true;  // ceil(4 / 3) + 1 = 3, but the third window starts in the padding
   EXPECT_EQ(ops::MaxPool2d(x, ceil, ctx_).shape(), (Shape{1, 1, 2, 2}));
   ExpectError<TensorShapeException>(
-      [&] { ops::AvgPool2d(x, {2, 2, 1, 1, 2, 0, false, false}, ctx_); }, {"AvgPool2d", "pad"});
+      [&] {
+        ops::AvgPool2d(x, {2, 2, 1, 1, 2, 0, false, false}, ctx_);
+      },
+      {"AvgPool2d", "pad"});
   ExpectError<TensorShapeException>(
-      [&] { ops::AvgPool2d(Tensor::Empty(Shape{4, 4}, DType::kFloat, pool_), {}, ctx_); },
+      [&] {
+        ops::AvgPool2d(Tensor::Empty(Shape{4, 4}, DType::kFloat, pool_), {}, ctx_);
+      },
       {"(N, C, H, W)"});
-  EXPECT_EQ(ops::AvgPool2d(x, {3, 3, 2, 2, 1, 1, true, false}, ctx_).shape(),
-            (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(ops::AvgPool2d(x, {3, 3, 2, 2, 1, 1, true, false}, ctx_).shape(), (Shape{1, 1, 3, 3}));
   ExpectError<TensorShapeException>(
-      [&] { ops::GlobalAvgPool2d(Tensor::Empty(Shape{1, 2, 0, 3}, DType::kFloat, pool_), ctx_); },
+      [&] {
+        ops::GlobalAvgPool2d(Tensor::Empty(Shape{1, 2, 0, 3}, DType::kFloat, pool_), ctx_);
+      },
       {"GlobalAvgPool2d", "height and width"});
   EXPECT_EQ(ops::GlobalAvgPool2d(x, ctx_).shape(), (Shape{1, 1, 1, 1}));
 }

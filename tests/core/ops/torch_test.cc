@@ -243,14 +243,16 @@ Tensor PoolInput(const Shape& shape, int layout, std::mt19937& rng, BufferPool& 
 }
 
 TEST_F(TorchTest, PoolingMatchesPyTorchOnRandomShapesAndLayouts) {
-  const auto pick = [&](int lo, int hi) { return lo + static_cast<int32_t>(rng_() % (hi - lo + 1)); };
+  const auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int32_t>(rng_() % (hi - lo + 1));
+  };
   for (int i = 0; i < 24; ++i) {
     const int layout = i % 4;
     MaxPool2dParams m;
     m.kernel_h = pick(1, 4);
     m.kernel_w = pick(1, 4);
     m.stride_h = pick(1, 3);
-    m.stride_w = pick(1, 5);  // stride above kernel too
+    m.stride_w = pick(1, 5);            // stride above kernel too
     m.pad_h = pick(0, m.kernel_h / 2);  // PyTorch's limit: half the kernel
     m.pad_w = pick(0, m.kernel_w / 2);
     m.dilation_h = pick(1, 2);
@@ -277,8 +279,8 @@ TEST_F(TorchTest, PoolingMatchesPyTorchOnRandomShapesAndLayouts) {
         [m](const std::vector<Tensor>& in, const OpContext& c) {
           return ops::ReluMaxPool2d(in[0], m, c);
         });
-    const AvgPool2dParams a{m.kernel_h, m.kernel_w, m.stride_h, m.stride_w, m.pad_h, m.pad_w,
-                            i % 2 == 0, i % 4 < 2};
+    const AvgPool2dParams a{m.kernel_h, m.kernel_w, m.stride_h, m.stride_w,
+                            m.pad_h,    m.pad_w,    i % 2 == 0, i % 4 < 2};
     std::ostringstream avg_attrs;
     avg_attrs << a.kernel_h << " " << a.kernel_w << " " << a.stride_h << " " << a.stride_w << " "
               << a.pad_h << " " << a.pad_w << " " << a.ceil_mode << " " << a.count_include_pad;

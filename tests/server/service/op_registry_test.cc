@@ -186,16 +186,22 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          return Call("Unsqueeze", {x}, {{"dim", IntAttr(1)}}).shape();
        }},
   };
-  const std::map<std::string, Shape> expected = {
-      {"MatMul", Shape{2, 4}},      {"MaxPool2d", Shape{1, 2, 2, 2}},
-      {"ReluMaxPool2d", Shape{1, 2, 2, 2}}, {"AvgPool2d", Shape{1, 2, 3, 3}},
-      {"GlobalAvgPool2d", Shape{1, 2, 1, 1}},
-      {"Sum", Shape{2, 1}},         {"Mean", Shape{3}},
-      {"Contiguous", Shape{3, 2}},  {"ToLayout", Shape{1, 2, 4, 4}},
-      {"Reshape", Shape{3, 2}},     {"Permute", Shape{3, 2}},
-      {"Transpose", Shape{3, 2}},   {"Slice", Shape{2, 3}},
-      {"Expand", Shape{4, 2, 3}},   {"Squeeze", Shape{3}},
-      {"Unsqueeze", Shape{2, 1, 3}}};
+  const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
+                                                 {"MaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"ReluMaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"AvgPool2d", Shape{1, 2, 3, 3}},
+                                                 {"GlobalAvgPool2d", Shape{1, 2, 1, 1}},
+                                                 {"Sum", Shape{2, 1}},
+                                                 {"Mean", Shape{3}},
+                                                 {"Contiguous", Shape{3, 2}},
+                                                 {"ToLayout", Shape{1, 2, 4, 4}},
+                                                 {"Reshape", Shape{3, 2}},
+                                                 {"Permute", Shape{3, 2}},
+                                                 {"Transpose", Shape{3, 2}},
+                                                 {"Slice", Shape{2, 3}},
+                                                 {"Expand", Shape{4, 2, 3}},
+                                                 {"Squeeze", Shape{3}},
+                                                 {"Unsqueeze", Shape{2, 1, 3}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
@@ -274,11 +280,11 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
                    {{"kernel_shape", IntsAttr({2, 2})}, {"count_include_pad", IntAttr(-1)}});
             }),
             "attribute 'count_include_pad' must be 0 or 1 (got -1)");
-  EXPECT_EQ(ErrorOf([&] {
-              Call("AvgPool2d", {img}, {{"kernel_shape", IntsAttr({2, 2})},
-                                        {"pads", IntsAttr({-1, 0})}});
-            }),
-            "attribute 'pads' must hold values >= 0 (got [-1, 0])");
+  EXPECT_EQ(
+      ErrorOf([&] {
+        Call("AvgPool2d", {img}, {{"kernel_shape", IntsAttr({2, 2})}, {"pads", IntsAttr({-1, 0})}});
+      }),
+      "attribute 'pads' must hold values >= 0 (got [-1, 0])");
   EXPECT_EQ(ErrorOf([&] {
               Call("AvgPool2d", {img}, {{"kernel_shape", IntsAttr({0, 2})}});
             }),
