@@ -68,24 +68,61 @@ Layout ParseLayout(const OpCall& call) {
                         Printable(name, 32) + "\")");
 }
 
-MaxPool2dParams PoolParams(const OpCall& call) {
-  auto pair = [&](std::string_view name, std::vector<int> fallback) {
-    std::vector<int> v = call.Ints32(name, std::move(fallback));
-    if (v.size() != 2) {
-      throw InvalidArgument("attribute '" + std::string(name) +
-                            "' must hold two values [height, width] (got " +
-                            std::to_string(v.size()) + ")");
-    }
-    return v;
-  };
+// The attribute `name`: two values [height, width], each at least `min`.
+std::vector<int> PoolPair(const OpCall& call, std::string_view name, std::vector<int> fallback,
+                          int min) {
+  std::vector<int> v = call.Ints32(name, std::move(fallback));
+  if (v.size() != 2) {
+    throw InvalidArgument("attribute '" + std::string(name) +
+                          "' must hold two values [height, width] (got " +
+                          std::to_string(v.size()) + ")");
+  }
+  if (v[0] < min || v[1] < min) {
+    throw InvalidArgument("attribute '" + std::string(name) +
+                          "' must hold values >= " + std::to_string(min) + " (got [" +
+                          std::to_string(v[0]) + ", " + std::to_string(v[1]) + "])");
+  }
+  return v;
+}
+
+// The 0-or-1 attribute `name`.
+bool PoolFlag(const OpCall& call, std::string_view name) {
+  const int64_t v = call.Int(name, 0);
+  if (v != 0 && v != 1) {
+    throw InvalidArgument("attribute '" + std::string(name) + "' must be 0 or 1 (got " +
+                          std::to_string(v) + ")");
+  }
+  return v == 1;
+}
+
+std::vector<int> KernelShape(const OpCall& call) {
   if (!call.Has("kernel_shape")) {
     throw InvalidArgument(
         "attribute 'kernel_shape' (a list of two ints, [height, width]) is required");
   }
-  const std::vector<int> k = pair("kernel_shape", {});
-  const std::vector<int> s = pair("strides", {1, 1});
-  const std::vector<int> p = pair("pads", {0, 0});
-  return {k[0], k[1], s[0], s[1], p[0], p[1]};
+  return PoolPair(call, "kernel_shape", {}, 1);
+}
+
+MaxPool2dParams PoolParams(const OpCall& call) {
+  const std::vector<int> k = KernelShape(call);
+  const std::vector<int> s = PoolPair(call, "strides", {1, 1}, 1);
+  const std::vector<int> p = PoolPair(call, "pads", {0, 0}, 0);
+  const std::vector<int> d = PoolPair(call, "dilations", {1, 1}, 1);
+  return {k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1], PoolFlag(call, "ceil_mode")};
+}
+
+AvgPool2dParams AvgParams(const OpCall& call) {
+  const std::vector<int> k = KernelShape(call);
+  const std::vector<int> s = PoolPair(call, "strides", {1, 1}, 1);
+  const std::vector<int> p = PoolPair(call, "pads", {0, 0}, 0);
+  return {k[0],
+          k[1],
+          s[0],
+          s[1],
+          p[0],
+          p[1],
+          PoolFlag(call, "ceil_mode"),
+          PoolFlag(call, "count_include_pad")};
 }
 
 // Conv2d's attributes as ONNX's Conv spells them: strides and dilations [height, width] (each
@@ -157,6 +194,14 @@ constexpr AttrSpec kAxes = {"axes", kInts, "[]", "the axes to reduce; [] reduces
 constexpr AttrSpec kKeepDims = {"keepdims", kI, "0", "1 keeps each reduced axis with extent 1"};
 constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
 constexpr AttrSpec kScale = {"scale", kF, "1", "multiplies X first (1/temperature)"};
+constexpr AttrSpec kKernelShape = {"kernel_shape", kInts, "", "the window [height, width]"};
+constexpr AttrSpec kStrides = {"strides", kInts, "[1, 1]", "the window's step [height, width]"};
+constexpr AttrSpec kPads = {"pads", kInts, "[0, 0]",
+                            "padding [height, width] on both sides, less than the window"};
+constexpr AttrSpec kDilations = {"dilations", kInts, "[1, 1]",
+                                 "the step between window elements [height, width]"};
+constexpr AttrSpec kCeilMode = {"ceil_mode", kI, "0",
+                                "1 rounds the output extent up (ONNX, PyTorch)"};
 
 // A plain array, so each row's lists live as long as the table.
 const OpSpec kOps[] = {
@@ -195,11 +240,8 @@ const OpSpec kOps[] = {
      [](const OpCall& c) { return ops::LeakyRelu(c.in(0), c.Float("alpha", 0.01f), c.ctx()); }},
     {"MatMul", {"A", "B"}, {}, true, "matrix product of A and B (numpy matmul: batched, 1-d)",
      [](const OpCall& c) { return ops::MatMul(c.in(0), c.in(1), c.ctx()); }},
-    {"MaxPool2d", {"X"},
-     {{"kernel_shape", kInts, "", "the window [height, width]"},
-      {"strides", kInts, "[1, 1]", "the window's step [height, width]"},
-      {"pads", kInts, "[0, 0]", "padding [height, width] on both sides, less than the window"}},
-     true, "window maxima of an (N, C, H, W) FLOAT tensor",
+    {"MaxPool2d", {"X"}, {kKernelShape, kStrides, kPads, kDilations, kCeilMode}, true,
+     "window maxima of an (N, C, H, W) FLOAT tensor",
      [](const OpCall& c) { return ops::MaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
     {"Conv2d", {"X", "W", "B"},
      {{"strides", kInts, "[1, 1]", "the kernel's step [height, width]"},
@@ -210,6 +252,16 @@ const OpSpec kOps[] = {
      [](const OpCall& c) {
        return ops::Conv2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr, ConvParams(c),
                           c.ctx()); }, /*variadic=*/false, /*optional_inputs=*/1},
+    {"ReluMaxPool2d", {"X"}, {kKernelShape, kStrides, kPads, kDilations, kCeilMode}, true,
+     "MaxPool2d of Relu(X) in one pass; windows without a positive element pass no gradient",
+     [](const OpCall& c) { return ops::ReluMaxPool2d(c.in(0), PoolParams(c), c.ctx()); }},
+    {"AvgPool2d", {"X"},
+     {kKernelShape, kStrides, kPads, kCeilMode,
+      {"count_include_pad", kI, "0", "1 divides by the window's size including padding"}},
+     true, "window averages of an (N, C, H, W) FLOAT tensor",
+     [](const OpCall& c) { return ops::AvgPool2d(c.in(0), AvgParams(c), c.ctx()); }},
+    {"GlobalAvgPool2d", {"X"}, {}, true, "the mean of each (n, c) plane, shape (N, C, 1, 1)",
+     [](const OpCall& c) { return ops::GlobalAvgPool2d(c.in(0), c.ctx()); }},
     {"Sum", {"X"}, {kAxes, kKeepDims}, true, "the sum over axes", [](const OpCall& c) {
        return ops::Sum(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0, c.ctx()); }},
     {"Mean", {"X"}, {kAxes, kKeepDims}, true, "the mean over axes", [](const OpCall& c) {

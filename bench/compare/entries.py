@@ -104,6 +104,10 @@ ENTRIES = [
     Entry("adamw_1m_params_vs_torch", "ms", ("ours", "adamw_1m"), ("torch", "adamw_1m"),
           "torch.optim.AdamW(foreach=True).step, four [512, 512] parameters", 2.0,
           "bandwidth"),
+    _bw("avgpool_vs_bandwidth", "avgpool_nhwc", "copy_16m", 0.8),
+    Entry("relumaxpool_vs_relu_then_maxpool", "ms", ("ours", "relumaxpool_nhwc"),
+          ("ours", "relu_then_maxpool_nhwc"), "Relu then MaxPool2d, NHWC (same run)", 1.5,
+          "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

@@ -65,6 +65,36 @@ Case MaxPoolForward(Layout layout) {
   return {1, [=] { Fast().MaxPool2d(*x, kPool, *y, nullptr); }};
 }
 
+// ReluMaxPool2d forward (NHWC, no indices), or Relu into a temporary then MaxPool2d: what a
+// network without the fused operation runs.
+Case ReluMaxPool(bool fused) {
+  auto x = std::make_shared<Tensor>(PoolInput(Layout::kNhwc));
+  auto y = std::make_shared<Tensor>(PoolOutput(Layout::kNhwc));
+  if (fused) {
+    MaxPool2dParams p = kPool;
+    p.relu = true;
+    return {1, [=] { Fast().MaxPool2d(*x, p, *y, nullptr); }};
+  }
+  auto relu = std::make_shared<Tensor>(PoolInput(Layout::kNhwc));  // a fresh NHWC copy
+  // Relu over the physical (N, H, W, C) order, one contiguous run: its fastest form.
+  auto x_phys = std::make_shared<Tensor>(x->Permute({0, 2, 3, 1}));
+  auto relu_phys = std::make_shared<Tensor>(relu->Permute({0, 2, 3, 1}));
+  return {1, [=] {
+            Fast().Unary(UnaryOp::kRelu, *x_phys, *relu_phys);
+            Fast().MaxPool2d(*relu, kPool, *y, nullptr);
+          }};
+}
+
+// AvgPool2d 3x3 stride 2 pad 1 forward (NHWC): the input read once and the output written,
+// in bytes.
+Case AvgPoolForward() {
+  auto x = std::make_shared<Tensor>(PoolInput(Layout::kNhwc));
+  auto y = std::make_shared<Tensor>(PoolOutput(Layout::kNhwc));
+  const AvgPool2dParams p{3, 3, 2, 2, 1, 1};
+  return {4.0 * static_cast<double>(x->ElementCount() + y->ElementCount()),
+          [=] { Fast().AvgPool2d(*x, p, *y); }};
+}
+
 // Backward of a recorded MaxPool2d (NHWC) through the autograd engine, the graph retained:
 // the input gradient rented from the pool, zeroed and scattered into, then returned (as a
 // caller that is done with it does, so each call gets warm memory back from the pool).
@@ -194,6 +224,9 @@ void AddKernelCases(CaseRegistry& cases) {
   cases["maxpool_nchw"] = [] { return MaxPoolForward(Layout::kNchw); };
   cases["maxpool_nhwc"] = [] { return MaxPoolForward(Layout::kNhwc); };
   cases["maxpool_backward"] = MaxPoolBackward;
+  cases["relumaxpool_nhwc"] = [] { return ReluMaxPool(true); };
+  cases["relu_then_maxpool_nhwc"] = [] { return ReluMaxPool(false); };
+  cases["avgpool_nhwc"] = AvgPoolForward;
 }
 
 }  // namespace onemodel::bench

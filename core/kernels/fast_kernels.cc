@@ -2,6 +2,7 @@
 
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/conv.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 
@@ -82,6 +83,15 @@ void FastKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
                                        const Conv2dParams& params, Tensor& grad_w,
                                        std::span<float> scratch) const {
   internal::Conv2dBackwardWeightFast(grad_out, x, params, grad_w, scratch);
+}
+
+void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {
+  internal::AvgPool2dFast(target_, pool_, x, params, out);
+}
+
+void FastKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                                    Tensor& grad_x) const {
+  internal::AvgPool2dBackwardFast(pool_, grad_out, params, grad_x);
 }
 
 }  // namespace onemodel

@@ -44,6 +44,9 @@ class FastKernels final : public TensorKernels {
                            Tensor& grad_x, std::span<float> scratch) const override;
   void Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& params,
                             Tensor& grad_w, std::span<float> scratch) const override;
+  void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
+  void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                         Tensor& grad_x) const override;
 
  private:
   SimdTarget target_;

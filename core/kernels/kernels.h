@@ -48,7 +48,9 @@ inline constexpr UnaryOp kAllUnaryOps[] = {ONEMODEL_FOR_EACH_UNARY_OP(ONEMODEL_U
 std::string_view BinaryOpName(BinaryOp op);
 std::string_view UnaryOpName(UnaryOp op);
 
-// 2-D max pooling over the last two dimensions of a logical (N, C, H, W) tensor.
+// 2-D max pooling over the last two dimensions of a logical (N, C, H, W) tensor. Window
+// (oy, ox) covers rows oy*stride_h - pad_h + ky*dilation_h for ky in [0, kernel_h) (columns
+// likewise); only in-bounds positions count.
 struct MaxPool2dParams {
   int32_t kernel_h = 1;
   int32_t kernel_w = 1;
@@ -56,12 +58,38 @@ struct MaxPool2dParams {
   int32_t stride_w = 1;
   int32_t pad_h = 0;  // 0 <= pad < kernel
   int32_t pad_w = 0;
+  int32_t dilation_h = 1;  // >= 1
+  int32_t dilation_w = 1;
+  bool ceil_mode = false;  // output extent rounded up (PoolOutputExtent)
+  // ReluMaxPool2d: max(0, window maximum); the index is -1 where no element is positive (the
+  // scan starts from a +0 at index -1 that wins ties). NaN still wins and is indexed.
+  bool relu = false;
 };
 
-// Spec 9: floor((size + 2*pad - kernel) / stride) + 1 (callers check that it is positive).
-constexpr int64_t PoolOutputExtent(int64_t size, int32_t kernel, int32_t stride, int32_t pad) {
-  const int64_t span = size + 2 * int64_t{pad} - kernel;
-  return span < 0 ? 0 : span / stride + 1;
+// 2-D average pooling (ONNX AveragePool without dilations): the window sum, accumulated in
+// float from +0 in row-major window order, divided by the divisor (count_include_pad: the
+// window clipped to the padded input, ONNX and PyTorch; otherwise the in-bounds positions).
+struct AvgPool2dParams {
+  int32_t kernel_h = 1;
+  int32_t kernel_w = 1;
+  int32_t stride_h = 1;
+  int32_t stride_w = 1;
+  int32_t pad_h = 0;  // 0 <= pad < kernel
+  int32_t pad_w = 0;
+  bool ceil_mode = false;
+  bool count_include_pad = false;
+};
+
+// Spec 9: floor((size + 2*pad - extent) / stride) + 1 with extent = dilation*(kernel-1) + 1,
+// 0 when the window does not fit. ceil_mode rounds the division up, then drops a last window
+// that would start in the right padding (ONNX and PyTorch). Callers check it is positive.
+constexpr int64_t PoolOutputExtent(int64_t size, int32_t kernel, int32_t stride, int32_t pad,
+                                   int32_t dilation = 1, bool ceil_mode = false) {
+  const int64_t span = size + 2 * int64_t{pad} - (int64_t{dilation} * (kernel - 1) + 1);
+  if (span < 0) return 0;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= size + pad) --out;
+  return out;
 }
 
 // 2-D convolution of a logical (N, C, H, W) input with weights (K, C / groups, KH, KW).
@@ -129,6 +157,14 @@ class TensorKernels {
   virtual void Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
                                     const Conv2dParams& params, Tensor& grad_w,
                                     std::span<float> scratch) const = 0;
+  // out (N, C, OH, OW) = window averages of x (N, C, H, W, any strides), as AvgPool2dParams
+  // defines them, bit for bit in every variant (where two NaNs meet in a sum, which payload
+  // survives is the compiler's operand order, as in C++).
+  virtual void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const = 0;
+  // AvgPool2d's backward: grad_x (N, C, H, W, contiguous) = zeros, then g / divisor added at
+  // each in-bounds position of each window, output positions row by row (a fixed order).
+  virtual void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                                 Tensor& grad_x) const = 0;
 };
 
 }  // namespace onemodel

@@ -55,6 +55,9 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
   plan.sw = p.stride_w;
   plan.ph = p.pad_h;
   plan.pw = p.pad_w;
+  plan.dh = p.dilation_h;
+  plan.dw = p.dilation_w;
+  plan.relu = p.relu;
   const int64_t outputs = plan.n * plan.c * plan.oh * plan.ow;
   if (outputs == 0) return;
 

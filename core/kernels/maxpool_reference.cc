@@ -22,19 +22,22 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
       for (int64_t oy = 0; oy < oh; ++oy) {
         for (int64_t ox = 0; ox < ow; ++ox) {
           if (Cancelled(cancel)) return;
+          // relu: the scan starts from a +0 at index -1, which wins ties.
           float best = 0.0f;
           int64_t at = -1;
+          bool first = !p.relu;
           for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
-            const int64_t y = oy * p.stride_h - p.pad_h + ky;
+            const int64_t y = oy * p.stride_h - p.pad_h + ky * p.dilation_h;
             if (y < 0 || y >= h) continue;
             for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
-              const int64_t xx = ox * p.stride_w - p.pad_w + kx;
+              const int64_t xx = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
               if (xx < 0 || xx >= w) continue;
               const float v = plane[y * s[2] + xx * s[3]];
-              // The first in-bounds element, a first NaN, or a strictly larger value wins.
-              if (at < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+              // The first element, a first NaN, or a strictly larger value wins.
+              if (first || (!std::isnan(best) && (std::isnan(v) || v > best))) {
                 best = v;
                 at = y * w + xx;
+                first = false;
               }
             }
           }

@@ -9,12 +9,13 @@
 // without one use the equivalent cheaper rule "v > best" (one maxps without indices).
 //
 // rows (NCHW, x stride 1): one output row at a time, vectors of output columns. Lane i of
-// window offset kx reads x = xs + kx + i*stride, loaded with LoadInterleaved{2,3,4} (strides
-// 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
+// window offset kx reads x = xs + kx*dilation + i*stride, loaded with LoadInterleaved{2,3,4}
+// (strides 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
 // last vector overlaps the one before it instead of running a tail. Up to four vectors are
 // in flight at once to hide the latency of each window's chain of selects.
 // pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
-// channel tail uses a masked load. strided: the scalar loop for everything else.
+// channel tail uses a masked load. strided: the scalar loop for everything else. Dilation
+// steps window rows and columns; relu (ReluMaxPool2d) starts every window from +0 at index -1.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/maxpool_simd.cc"
 // Highway needs this order: foreach_target, then highway.
@@ -44,31 +45,39 @@ using V = hn::Vec<D>;
 using VI = hn::Vec<DI>;
 using M = hn::Mask<D>;
 
-// The in-bounds part [lo, hi) of the window of output position o along one dimension.
+// The in-bounds positions lo, lo + dilation, ... (all below hi, the last one plus 1) of the
+// window of output position o along one dimension; lo >= hi when there is none.
 struct Span {
   int64_t lo, hi;
 };
-HWY_INLINE Span Clip(int64_t o, int64_t stride, int64_t pad, int64_t kernel, int64_t size) {
+HWY_INLINE Span Clip(int64_t o, int64_t stride, int64_t pad, int64_t kernel, int64_t dilation,
+                     int64_t size) {
   const int64_t start = o * stride - pad;
-  return {std::max<int64_t>(start, 0), std::min<int64_t>(start + kernel, size)};
+  const int64_t k0 = start < 0 ? (dilation - 1 - start) / dilation : 0;
+  const int64_t k1 =
+      start >= size ? 0 : std::min<int64_t>(kernel, (size - start + dilation - 1) / dilation);
+  if (k0 >= k1) return {0, 0};
+  return {start + k0 * dilation, start + (k1 - 1) * dilation + 1};
 }
 
-// The reference rule over the in-bounds rectangle ys x xs of a plane (0 and -1 when empty).
-// kExact: the full rule, branch-free (which element wins depends on the data and would defeat
-// branch prediction). Otherwise the window holds no NaN and the rule is "v > best" (maxss).
+// The reference rule over the in-bounds positions ys x xs (steps dy, dx) of a plane (0 and -1
+// when empty; with p.relu the scan starts from 0 at -1). kExact: the full rule, branch-free
+// (which element wins depends on the data and would defeat branch prediction). Otherwise the
+// window holds no NaN and the rule is "v > best" (maxss).
 template <bool kExact = true>
-HWY_INLINE void ScalarWindow(const float* plane, int64_t sy, int64_t sx, int64_t w, Span ys,
+HWY_INLINE void ScalarWindow(const PoolPlan& p, const float* plane, int64_t sy, int64_t sx, Span ys,
                              Span xs, float& best_out, int64_t& at_out) {
   if (ys.lo >= ys.hi || xs.lo >= xs.hi) {
     best_out = 0.0f;
     at_out = -1;
     return;
   }
-  float best = plane[ys.lo * sy + xs.lo * sx];
-  int64_t at = ys.lo * w + xs.lo;
-  for (int64_t y = ys.lo; y < ys.hi; ++y) {
+  const int64_t w = p.w, dy = p.dh, dx = p.dw;
+  float best = p.relu ? 0.0f : plane[ys.lo * sy + xs.lo * sx];
+  int64_t at = p.relu ? -1 : ys.lo * w + xs.lo;
+  for (int64_t y = ys.lo; y < ys.hi; y += dy) {
     const float* row = plane + y * sy;
-    for (int64_t x = y == ys.lo ? xs.lo + 1 : xs.lo; x < xs.hi; ++x) {
+    for (int64_t x = y == ys.lo && !p.relu ? xs.lo + dx : xs.lo; x < xs.hi; x += dx) {
       const float v = row[x * sx];
       if constexpr (kExact) {
         // Wins(): best is not NaN, and v is NaN or larger; selected through masks.
@@ -220,6 +229,7 @@ HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const
   const D d;
   const DI di;
   const int64_t kw = kKw ? kKw : p.kw;
+  const int64_t dw = kKw ? 1 : p.dw;  // kernel widths are fixed only without dilation
   const int64_t sy = p.in_stride[2];
   int64_t xs[kU];
   V best[kU];
@@ -227,25 +237,27 @@ HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const
   const float* row = plane + ys.lo * sy;
   for (int u = 0; u < kU; ++u) {
     xs[u] = ox0[u] * kS - p.pw;
-    best[u] = LoadLanes<kS>(d, row + xs[u], 0);
-    at[u] = hn::Set(di, static_cast<int32_t>(ys.lo * p.w));
+    // relu: from 0 at -1 (kept apart from positions, which are >= 0, until the end).
+    best[u] = p.relu ? hn::Zero(d) : LoadLanes<kS>(d, row + xs[u], 0);
+    at[u] = hn::Set(di, static_cast<int32_t>(p.relu ? -1 : ys.lo * p.w));
   }
   const auto step = [&](const float* r, int64_t y, int64_t kx) {
-    const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + kx));
+    const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + kx * dw));
     for (int u = 0; u < kU; ++u) {
-      Step<kExact, kIdx>(LoadLanes<kS>(d, r + xs[u], kx), pos, best[u], at[u]);
+      Step<kExact, kIdx>(LoadLanes<kS>(d, r + xs[u], kx * dw), pos, best[u], at[u]);
     }
   };
-  for (int64_t kx = 1; kx < kw; ++kx) step(row, ys.lo, kx);
-  for (int64_t y = ys.lo + 1; y < ys.hi; ++y) {
-    row += sy;
+  for (int64_t kx = p.relu ? 0 : 1; kx < kw; ++kx) step(row, ys.lo, kx);
+  for (int64_t y = ys.lo + p.dh; y < ys.hi; y += p.dh) {
+    row += sy * p.dh;
     for (int64_t kx = 0; kx < kw; ++kx) step(row, y, kx);
   }
   for (int u = 0; u < kU; ++u) {
     StoreLanes(d, best[u], orow + ox0[u] * p.out_stride[3], p.out_stride[3],
                static_cast<int64_t>(hn::Lanes(d)));
     if constexpr (kIdx) {
-      const VI pos = hn::Add(hn::Add(at[u], lane_x), hn::Set(di, static_cast<int32_t>(xs[u])));
+      VI pos = hn::Add(hn::Add(at[u], lane_x), hn::Set(di, static_cast<int32_t>(xs[u])));
+      if (p.relu) pos = hn::IfThenElse(hn::Lt(at[u], hn::Zero(di)), at[u], pos);
       StoreLanes(di, pos, irow + ox0[u] * p.idx_stride[3], p.idx_stride[3],
                  static_cast<int64_t>(hn::Lanes(di)));
     }
@@ -295,7 +307,7 @@ HWY_INLINE OutputRow RowOf(const PoolPlan& p, int64_t u) {
   const int64_t* si = p.idx_stride;
   return {p.in + n * s[0] + c * s[1], p.out + n * so[0] + c * so[1] + oy * so[2],
           kIdx ? p.idx + n * si[0] + c * si[1] + oy * si[2] : nullptr,
-          Clip(oy, p.sh, p.ph, p.kh, p.h)};
+          Clip(oy, p.sh, p.ph, p.kh, p.dh, p.h)};
 }
 
 template <int kS, int kKw, bool kIdx>
@@ -304,7 +316,8 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   const DI di;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   // The last element LoadLanes reads, relative to the window start of lane 0.
-  const int64_t reach = p.kw >= kS ? p.kw - 1 + kS * (lanes - 1) : kS * lanes - 1;
+  const int64_t extent = (p.kw - 1) * p.dw + 1;
+  const int64_t reach = extent >= kS ? extent - 1 + kS * (lanes - 1) : kS * lanes - 1;
   // Vectors start at ox0 in [first, last]: all reads inside [0, w).
   const int64_t first = (p.pw + kS - 1) / kS;
   const int64_t room = p.w - 1 - reach + p.pw;
@@ -331,11 +344,11 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
     const auto scalar = [&](int64_t ox) {
       float best;
       int64_t at;
-      const Span xs = Clip(ox, kS, p.pw, p.kw, p.w);
+      const Span xs = Clip(ox, kS, p.pw, p.kw, p.dw, p.w);
       if (nan) {
-        ScalarWindow<true>(plane, s[2], 1, p.w, ys, xs, best, at);
+        ScalarWindow<true>(p, plane, s[2], 1, ys, xs, best, at);
       } else {
-        ScalarWindow<false>(plane, s[2], 1, p.w, ys, xs, best, at);
+        ScalarWindow<false>(p, plane, s[2], 1, ys, xs, best, at);
       }
       orow[ox * so[3]] = best;
       if constexpr (kIdx) irow[ox * si[3]] = static_cast<int32_t>(at);
@@ -366,7 +379,7 @@ void StridedT(const PoolPlan& p, int64_t begin, int64_t end) {
     for (int64_t ox = 0; ox < p.ow; ++ox) {
       float best;
       int64_t at;
-      ScalarWindow(plane, s[2], s[3], p.w, ys, Clip(ox, p.sw, p.pw, p.kw, p.w), best, at);
+      ScalarWindow(p, plane, s[2], s[3], ys, Clip(ox, p.sw, p.pw, p.kw, p.dw, p.w), best, at);
       orow[ox * so[3]] = best;
       if constexpr (kIdx) irow[ox * si[3]] = static_cast<int32_t>(at);
     }
@@ -392,12 +405,12 @@ HWY_INLINE void PixelVectors(const PoolPlan& p, const float* image, Span ys, Spa
   V best[kU];
   VI at[kU];
   const float* first = image + ys.lo * sy + xs.lo * sx + c0;
-  for (int u = 0; u < kU; ++u) {
-    best[u] = load(first + u * lanes);
-    at[u] = hn::Set(di, static_cast<int32_t>(ys.lo * p.w + xs.lo));
+  for (int u = 0; u < kU; ++u) {  // relu: from 0 at -1
+    best[u] = p.relu ? hn::Zero(d) : load(first + u * lanes);
+    at[u] = hn::Set(di, static_cast<int32_t>(p.relu ? -1 : ys.lo * p.w + xs.lo));
   }
-  for (int64_t y = ys.lo; y < ys.hi; ++y) {
-    for (int64_t x = y == ys.lo ? xs.lo + 1 : xs.lo; x < xs.hi; ++x) {
+  for (int64_t y = ys.lo; y < ys.hi; y += p.dh) {
+    for (int64_t x = y == ys.lo && !p.relu ? xs.lo + p.dw : xs.lo; x < xs.hi; x += p.dw) {
       const float* src = image + y * sy + x * sx + c0;
       const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + x));
       for (int u = 0; u < kU; ++u) {
@@ -455,12 +468,12 @@ void PixelsT(const PoolPlan& p, int64_t begin, int64_t end) {
     const float* image = p.in + n * p.in_stride[0];
     float* orow = p.out + n * so[0] + oy * so[2];
     int32_t* irow = kIdx ? p.idx + n * si[0] + oy * si[2] : nullptr;
-    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.h);
+    const Span ys = Clip(oy, p.sh, p.ph, p.kh, p.dh, p.h);
     const bool nan = ys.lo < ys.hi && nan_rows.Any(image, ys, [&](int64_t y) {
       return ImageRowMayHaveNaN(p, image, y);
     });
     for (int64_t ox = 0; ox < p.ow; ++ox) {
-      const Span xs = Clip(ox, p.sw, p.pw, p.kw, p.w);
+      const Span xs = Clip(ox, p.sw, p.pw, p.kw, p.dw, p.w);
       float* opix = orow + ox * so[3];
       int32_t* ipix = kIdx ? irow + ox * si[3] : nullptr;
       if (ys.lo >= ys.hi || xs.lo >= xs.hi) {  // no position in bounds: the reference's 0, -1
@@ -480,19 +493,20 @@ void PixelsT(const PoolPlan& p, int64_t begin, int64_t end) {
 // ---- entry points: pick the instantiation once per call ----
 
 // Kernel widths known at compile time let the compiler unroll the window; done for the
-// common shapes (3x3 stride 1 and 2, 2x2 stride 2), the others read p.kw.
+// common shapes (3x3 stride 1 and 2, 2x2 stride 2) without dilation, the others read p.kw.
 template <int kS, int kKw>
 void RowsFor(const PoolPlan& p, int64_t begin, int64_t end) {
   return p.idx ? RowsT<kS, kKw, true>(p, begin, end) : RowsT<kS, kKw, false>(p, begin, end);
 }
 
 void Rows(const PoolPlan& p, int64_t begin, int64_t end) {
+  const int64_t kw = p.dw == 1 ? p.kw : 0;
   switch (p.sw) {
     case 1:
-      return p.kw == 3 ? RowsFor<1, 3>(p, begin, end) : RowsFor<1, 0>(p, begin, end);
+      return kw == 3 ? RowsFor<1, 3>(p, begin, end) : RowsFor<1, 0>(p, begin, end);
     case 2:
-      if (p.kw == 2) return RowsFor<2, 2>(p, begin, end);
-      return p.kw == 3 ? RowsFor<2, 3>(p, begin, end) : RowsFor<2, 0>(p, begin, end);
+      if (kw == 2) return RowsFor<2, 2>(p, begin, end);
+      return kw == 3 ? RowsFor<2, 3>(p, begin, end) : RowsFor<2, 0>(p, begin, end);
     case 3:
       return RowsFor<3, 0>(p, begin, end);
     case 4:

@@ -2,6 +2,7 @@
 
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/conv.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/scalar_ops.h"
@@ -68,6 +69,16 @@ void ReferenceKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor
                                             const Conv2dParams& params, Tensor& grad_w,
                                             std::span<float> /*scratch*/) const {
   internal::Conv2dBackwardWeightReference(grad_out, x, params, grad_w);
+}
+
+void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params,
+                                 Tensor& out) const {
+  internal::AvgPool2dReference(x, params, out);
+}
+
+void ReferenceKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
+                                         Tensor& grad_x) const {
+  internal::AvgPool2dBackwardReference(grad_out, params, grad_x);
 }
 
 }  // namespace onemodel

@@ -320,6 +320,48 @@ TEST_F(OpsTest, Conv2dWithBiasGroupsPadsStridesAndDilations) {
   ExpectClose(Values(plain),
               Conv2dReference(x, xd, w1, wd1, {}, 1, 1, 0, 0, 0, 0, 1, 1, 1, &expected_dims));
   EXPECT_THAT(plain.info().dims(), ElementsAreArray(expected_dims));
+TEST_F(OpsTest, ReluMaxPool2dAvgPool2dAndGlobalAvgPool2d) {
+  const Dims d = {2, 3, 5, 6};
+  const std::vector<float> x = RandomFloats(Count(d), 41);
+  const TensorHandle hx = Put(x, d);
+  const std::vector<NamedAttr> window = {{"kernel_shape", Ints{3, 2}},
+                                         {"strides", Ints{2, 2}},
+                                         {"pads", Ints{1, 1}},
+                                         {"dilations", Ints{1, 2}},
+                                         {"ceil_mode", 1}};
+  const TensorHandle fused = Run("ReluMaxPool2d", {hx}, window);
+  const TensorHandle apart = Run("MaxPool2d", {Run("Relu", {hx})}, window);
+  EXPECT_THAT(fused.info().dims(), ElementsAreArray(Dims{2, 3, 3, 4}));
+  EXPECT_EQ(Values(fused), Values(apart));
+
+  // 2x2 windows, stride 2, ceil_mode: the last row and column of windows are half outside,
+  // divided by their in-bounds count.
+  const TensorHandle avg = Run(
+      "AvgPool2d", {hx}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", 1}});
+  std::vector<float> expected;
+  for (int nc = 0; nc < 6; ++nc) {
+    for (int oy = 0; oy < 3; ++oy) {
+      for (int ox = 0; ox < 3; ++ox) {
+        float sum = 0.0f;
+        int count = 0;
+        for (int y = 2 * oy; y < std::min(2 * oy + 2, 5); ++y) {
+          for (int xx = 2 * ox; xx < 2 * ox + 2; ++xx, ++count) sum += x[(nc * 5 + y) * 6 + xx];
+        }
+        expected.push_back(sum / static_cast<float>(count));
+      }
+    }
+  }
+  EXPECT_THAT(avg.info().dims(), ElementsAreArray(Dims{2, 3, 3, 3}));
+  EXPECT_EQ(Values(avg), expected);
+
+  const TensorHandle global = Run("GlobalAvgPool2d", {hx});
+  EXPECT_THAT(global.info().dims(), ElementsAreArray(Dims{2, 3, 1, 1}));
+  const std::vector<float> means = Values(global);
+  for (int nc = 0; nc < 6; ++nc) {
+    double sum = 0;
+    for (int i = 0; i < 30; ++i) sum += x[nc * 30 + i];
+    EXPECT_NEAR(means[nc], sum / 30, 1e-5) << nc;
+  }
 }
 
 TEST_F(OpsTest, SumAndMeanOverAxesAndEverything) {

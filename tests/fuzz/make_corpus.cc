@@ -318,6 +318,17 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("conv-bad-group", {Op("Conv2d", {image, image}, {{"group", IntAttr(3)}})});
   add("conv-pads-three-values", {Op("Conv2d", {image, image}, {{"pads", IntsAttr({1, 1, 1})}})});
   add("conv-no-weights", {Op("Conv2d", {image})});
+  add("maxpool-dilated-ceil", {Op("MaxPool2d", {image},
+                                  {{"kernel_shape", IntsAttr({2, 2})},
+                                   {"dilations", IntsAttr({2, 1})},
+                                   {"ceil_mode", IntAttr(1)}})});
+  add("relumaxpool", {Op("ReluMaxPool2d", {image}, {{"kernel_shape", IntsAttr({2, 2})}})});
+  add("avgpool", {Op("AvgPool2d", {image},
+                     {{"kernel_shape", IntsAttr({3, 3})},
+                      {"pads", IntsAttr({1, 1})},
+                      {"ceil_mode", IntAttr(1)},
+                      {"count_include_pad", IntAttr(1)}})});
+  add("globalavgpool", {Op("GlobalAvgPool2d", {image})});
   add("sum-axis-keepdims", {Op("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})});
   add("sum-bad-axis", {Op("Sum", {x}, {{"axes", IntsAttr({5})}})});
   add("mean-image", {Op("Mean", {image}, {{"axes", IntsAttr({2, 3})}})});
@@ -404,6 +415,13 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                                {"pads", IntsAttr({-1, 0})}})});
   add("maxpool-pads-over-kernel",
       {Op("MaxPool2d", {image}, {{"kernel_shape", IntsAttr({2, 2})}, {"pads", IntsAttr({3, 3})}})});
+  add("maxpool-dilation-huge", {Op("MaxPool2d", {image},
+                                   {{"kernel_shape", IntsAttr({2, 2})},
+                                    {"dilations", IntsAttr({i32_max, 0})},
+                                    {"ceil_mode", IntAttr(-1)}})});
+  add("avgpool-bad-flag",
+      {Op("AvgPool2d", {image},
+          {{"kernel_shape", IntsAttr({i32_max, 1})}, {"count_include_pad", IntAttr(i64_max)}})});
   add("tolayout-block-zero",
       {Op("Detach", {image}),
        Op("ToLayout", {Output(0)}, {{"layout", StringAttr("Blocked")}, {"block", IntAttr(0)}})});

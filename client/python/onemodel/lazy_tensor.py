@@ -78,6 +78,12 @@ def _pair(v: Ints) -> List[int]:
     return [int(v), int(v)] if isinstance(v, (int, np.integer)) else _ints(v)
 
 
+def _pool_attrs(kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool) -> dict:
+    """The window attributes every pooling operation takes."""
+    return {'kernel_shape': _pair(kernel_size), 'strides': _pair(stride),
+            'pads': _pair(padding), 'ceil_mode': int(ceil_mode)}
+
+
 def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
@@ -448,10 +454,29 @@ class Tensor:
     def log_softmax(self, axis: int = -1, scale: float = 1.0) -> Tensor:
         return apply('LogSoftmax', self, axis=int(axis), scale=float(scale))
 
-    def max_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0) -> Tensor:
+    def max_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0,
+                   dilation: Ints = 1, ceil_mode: bool = False) -> Tensor:
         """Over an (N, C, H, W) tensor; each argument an int or a pair (like torch's)."""
-        return apply('MaxPool2d', self, kernel_shape=_pair(kernel_size), strides=_pair(stride),
-                     pads=_pair(padding))
+        return apply('MaxPool2d', self, **_pool_attrs(kernel_size, stride, padding, ceil_mode),
+                     dilations=_pair(dilation))
+
+    def relu_max_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0,
+                        dilation: Ints = 1, ceil_mode: bool = False) -> Tensor:
+        """max_pool2d of relu() in one pass, the same values; windows with no positive
+        element pass no gradient."""
+        return apply('ReluMaxPool2d', self,
+                     **_pool_attrs(kernel_size, stride, padding, ceil_mode),
+                     dilations=_pair(dilation))
+
+    def avg_pool2d(self, kernel_size: Ints, stride: Ints = 1, padding: Ints = 0,
+                   ceil_mode: bool = False, count_include_pad: bool = False) -> Tensor:
+        """Window averages over an (N, C, H, W) tensor (ONNX AveragePool's defaults)."""
+        return apply('AvgPool2d', self, **_pool_attrs(kernel_size, stride, padding, ceil_mode),
+                     count_include_pad=int(count_include_pad))
+
+    def global_avg_pool2d(self) -> Tensor:
+        """The mean of each (n, c) plane of an (N, C, H, W) tensor, shape (N, C, 1, 1)."""
+        return apply('GlobalAvgPool2d', self)
 
     def conv2d(self, weight: Operand, bias: Optional[Operand] = None, stride: Ints = 1,
                padding: Ints = 0, dilation: Ints = 1, groups: int = 1) -> Tensor:

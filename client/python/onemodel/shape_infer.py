@@ -71,12 +71,27 @@ def _reshape(x: Shape, shape: Sequence[int]) -> Shape:
     return tuple(shape)
 
 
+def _pool_extent(size: int, kernel: int, stride: int, pad: int, dilation: int,
+                 ceil_mode: bool) -> int:
+    """core/kernels/kernels.h PoolOutputExtent: ONNX's and PyTorch's rule."""
+    span = size + 2 * pad - (dilation * (kernel - 1) + 1)
+    if span < 0:
+        return 0
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
 def _pool(x: Shape, attrs: Attrs) -> Shape:
     kh, kw = attrs['kernel_shape']
     sh, sw = attrs.get('strides', (1, 1))
     ph, pw = attrs.get('pads', (0, 0))
+    dh, dw = attrs.get('dilations', (1, 1))
+    ceil_mode = bool(attrs.get('ceil_mode', 0))
     n, c, h, w = x
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    oh = _pool_extent(h, kh, sh, ph, dh, ceil_mode)
+    ow = _pool_extent(w, kw, sw, pw, dw, ceil_mode)
     if oh < 1 or ow < 1:
         raise ValueError('window too large')
     return (n, c, oh, ow)
@@ -150,6 +165,9 @@ _RULES = {
     'MatMul': lambda s, a: _matmul(s[0], s[1]),
     'MaxPool2d': lambda s, a: _pool(s[0], a),
     'Conv2d': lambda s, a: _conv(s[0], s[1], a),
+    'ReluMaxPool2d': lambda s, a: _pool(s[0], a),
+    'AvgPool2d': lambda s, a: _pool(s[0], a),
+    'GlobalAvgPool2d': lambda s, a: s[0][:2] + (1, 1),
     'Sum': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
     'Mean': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
     'Reshape': lambda s, a: _reshape(s[0], a['shape']),

@@ -66,6 +66,9 @@ def test_bad_attribute_values(sess):
     x = sess.put(np.ones((1, 1, 4, 4), np.float32))
     for op, attrs in [('ToLayout', dict(layout='NCDHW')), ('Cast', dict(to=8)), ('Cast', dict(to=999)),
                       ('MaxPool2d', dict(kernel_shape=[0, 2])), ('MaxPool2d', dict(kernel_shape=[2])),
+                      ('MaxPool2d', dict(kernel_shape=[2, 2], dilations=[0, 1])),
+                      ('ReluMaxPool2d', dict(kernel_shape=[2, 2], ceil_mode=3)),
+                      ('AvgPool2d', dict(kernel_shape=[2, 2], count_include_pad=2)),
                       ('Reshape', dict(shape=[-1, -1])), ('Reshape', dict(shape=[5])),
                       ('Permute', dict(perm=[0, 0, 1, 2])), ('Transpose', dict(dim0=0, dim1=9)),
                       ('Slice', dict(dim=7, start=0, stop=1)), ('Expand', dict(shape=[2, 2])),

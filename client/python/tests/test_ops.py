@@ -95,6 +95,37 @@ def test_maxpool2d(ksess, rng, attrs, torch_kw):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize('attrs,torch_kw', [
+    (dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 1], dilations=[2, 1], ceil_mode=1),
+     dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(2, 1), ceil_mode=True)),
+    (dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+     dict(kernel_size=2, stride=2, ceil_mode=True)),
+])
+def test_relu_maxpool2d_and_dilated_ceil_mode_maxpool2d(ksess, rng, attrs, torch_kw):
+    x = f32(rng, 2, 3, 7, 6)
+    for op, t in [('MaxPool2d', torch.from_numpy(x)), ('ReluMaxPool2d', torch.relu(torch.from_numpy(x)))]:
+        _, got = run1(ksess, op, x, **attrs)
+        want = F.max_pool2d(t, **torch_kw).numpy()
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize('attrs,torch_kw', [
+    (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1]), dict(kernel_size=3, stride=2, padding=1,
+                                                                  count_include_pad=False)),
+    (dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 1], ceil_mode=1, count_include_pad=1),
+     dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True, count_include_pad=True)),
+])
+def test_avgpool2d(ksess, rng, attrs, torch_kw):
+    x = f32(rng, 2, 3, 7, 6)
+    _, got = run1(ksess, 'AvgPool2d', x, **attrs)
+    want = F.avg_pool2d(torch.from_numpy(x), **torch_kw).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    _, mean = run1(ksess, 'GlobalAvgPool2d', x)
+    np.testing.assert_allclose(mean, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize('op', ['Sum', 'Mean'])
 @pytest.mark.parametrize('attrs', [{}, dict(axes=[0, 2]), dict(axes=[-1], keepdims=1), dict(axes=[1], keepdims=0),
                                    dict(keepdims=1)])

@@ -1,8 +1,9 @@
 // MaxPool2d kernels (spec 9): the reference meaning and the fast SIMD paths.
 //
-// Window (oy, ox) covers input rows oy*stride_h - pad_h ... + kernel_h - 1 (columns likewise);
-// only in-bounds positions count, so padding never wins. Positions are scanned row by row;
-// the first maximum wins ties; a NaN wins and the first NaN is reported. Indices are int32
+// Window (oy, ox) covers input rows oy*stride_h - pad_h + ky*dilation_h, ky < kernel_h
+// (columns likewise); only in-bounds positions count, so padding never wins. Positions are
+// scanned row by row; the first maximum wins ties; a NaN wins and the first NaN is reported.
+// With params.relu the scan starts from +0 at index -1 (ReluMaxPool2d). Indices are int32
 // positions y * W + x within the input plane, written only when asked for. The forward kernels
 // stop between output elements (reference) or groups of output rows (fast) once the thread's
 // CancelToken is cancelled.

@@ -22,7 +22,8 @@ struct PoolPlan {
   int64_t in_stride[4] = {};
   int64_t out_stride[4] = {};
   int64_t idx_stride[4] = {};
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool relu = false;  // MaxPool2dParams::relu
 };
 
 // Computes the units [begin, end) of `plan`; never throws, never allocates.

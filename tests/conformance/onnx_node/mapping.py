@@ -128,21 +128,45 @@ def reciprocal(n):
     return [op('Div', 1.0, n.tensor(0))]
 
 
-def max_pool(n):
-    x = n.tensor(0)
-    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has MaxPool2d (rank 4) only'
-             % len(n.shape(0)))
+def _pool2d(n, name, dilations=True):
+    """The window attributes onemodeld's 2-D pooling takes (kernel_shape, strides, pads both
+    sides alike, dilations, ceil_mode), read from an ONNX pooling node."""
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has %s (rank 4) only'
+             % (len(n.shape(0)), name))
     kernel = list(n.attr('kernel_shape'))
     strides = list(n.attr('strides', [1, 1]))
-    _require(all(d == 1 for d in n.attr('dilations', [1, 1])), 'dilations other than 1')
-    _require(n.attr('ceil_mode', 0) == 0, 'ceil_mode = 1')
-    _require(n.attr('storage_order', 0) == 0, 'storage_order = 1')
+    dilation = list(n.attr('dilations', [1, 1]))
+    _require(dilations or all(d == 1 for d in dilation), 'dilations other than 1')
+    extent = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
     pads = _pool_pads(n.attr('auto_pad', 'NOTSET'), n.attr('pads', [0, 0, 0, 0]),
-                      n.shape(0)[2:], kernel, strides)
-    _require(pads[:2] == pads[2:], 'asymmetric pads %s; MaxPool2d pads both sides alike' % pads)
+                      n.shape(0)[2:], extent, strides)
+    _require(pads[:2] == pads[2:], 'asymmetric pads %s; %s pads both sides alike' % (pads, name))
     _require(all(p < k for p, k in zip(pads, kernel)), 'pads %s not below the kernel %s'
              % (pads, kernel))
-    return [op('MaxPool2d', x, kernel_shape=kernel, strides=strides, pads=pads[:2])]
+    attrs = {'kernel_shape': kernel, 'strides': strides, 'pads': pads[:2],
+             'ceil_mode': n.attr('ceil_mode', 0)}
+    if dilations:
+        attrs['dilations'] = dilation
+    return attrs
+
+
+def max_pool(n):
+    x = n.tensor(0)
+    _require(n.attr('storage_order', 0) == 0, 'storage_order = 1')
+    return [op('MaxPool2d', x, **_pool2d(n, 'MaxPool2d'))]
+
+
+def average_pool(n):
+    x = n.tensor(0)
+    attrs = _pool2d(n, 'AvgPool2d', dilations=False)
+    attrs['count_include_pad'] = n.attr('count_include_pad', 0)
+    return [op('AvgPool2d', x, **attrs)]
+
+
+def global_average_pool(n):
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has GlobalAvgPool2d (rank 4) only'
+             % len(n.shape(0)))
+    return [op('GlobalAvgPool2d', n.tensor(0))]
 
 
 def conv(n):
@@ -352,6 +376,8 @@ MAPPING = {
     'MatMul': Entry('matmul', same('MatMul')),
     'MaxPool': Entry('exact', max_pool),
     'Conv': Entry('reduction', conv),
+    'AveragePool': Entry('reduction', average_pool),
+    'GlobalAveragePool': Entry('reduction', global_average_pool),
     'ReduceSum': Entry('reduction', reduce('Sum')),
     'ReduceMean': Entry('reduction', reduce('Mean')),
     'Softmax': Entry('reduction', softmax('Softmax')),

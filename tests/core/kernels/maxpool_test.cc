@@ -136,14 +136,17 @@ int64_t SentinelDamage(const Placed& p) {
 }
 
 Shape OutputShape(const Shape& in, const MaxPool2dParams& p) {
-  return Shape{in[0], in[1], PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h),
-               PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w)};
+  return Shape{in[0], in[1],
+               PoolOutputExtent(in[2], p.kernel_h, p.stride_h, p.pad_h, p.dilation_h, p.ceil_mode),
+               PoolOutputExtent(in[3], p.kernel_w, p.stride_w, p.pad_w, p.dilation_w, p.ceil_mode)};
 }
 
 std::string Describe(const MaxPool2dParams& p) {
   return "kernel " + std::to_string(p.kernel_h) + "x" + std::to_string(p.kernel_w) + " stride " +
          std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + " pad " +
-         std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w);
+         std::to_string(p.pad_h) + "x" + std::to_string(p.pad_w) + " dilation " +
+         std::to_string(p.dilation_h) + "x" + std::to_string(p.dilation_w) +
+         (p.ceil_mode ? " ceil_mode" : "") + (p.relu ? " relu" : "");
 }
 
 // ---- the oracle: spec 9 restated ----
@@ -154,14 +157,15 @@ struct Pick {
 };
 
 // The in-bounds positions of window (oy, ox) in scan order; the first NaN among them if any,
-// else the first one equal to their maximum.
+// else the first one equal to their maximum. relu: 0 at -1 unless that maximum is positive.
 Pick Oracle(const Tensor& x, int64_t n, int64_t c, int64_t oy, int64_t ox,
             const MaxPool2dParams& p) {
   const int64_t h = x.shape()[2], w = x.shape()[3];
   std::vector<Pick> seen;
   for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
     for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
-      const int64_t y = oy * p.stride_h - p.pad_h + ky, xx = ox * p.stride_w - p.pad_w + kx;
+      const int64_t y = oy * p.stride_h - p.pad_h + ky * p.dilation_h;
+      const int64_t xx = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
       if (y >= 0 && y < h && xx >= 0 && xx < w) {
         seen.push_back({x.At<float>({n, c, y, xx}), static_cast<int32_t>(y * w + xx)});
       }
@@ -173,6 +177,7 @@ Pick Oracle(const Tensor& x, int64_t n, int64_t c, int64_t oy, int64_t ox,
   }
   float top = -kInf;
   for (const Pick& s : seen) top = std::max(top, s.value);
+  if (p.relu && !(top > 0.0f)) return {0.0f, -1};
   for (const Pick& s : seen) {
     if (s.value == top) return s;
   }
@@ -262,6 +267,24 @@ std::vector<MaxPool2dParams> SmallParams() {
   all.push_back({1, 3, 1, 2, 0, 2});
   all.push_back({3, 2, 2, 1, 1, 0});
   all.push_back({2, 4, 3, 1, 1, 3});
+  // Each again dilated, rounded up (ceil_mode: last windows running into or past the padding)
+  // and fused with Relu.
+  const size_t plain = all.size();
+  for (size_t i = 0; i < plain; ++i) {
+    MaxPool2dParams p = all[i];
+    p.dilation_h = 2;
+    p.dilation_w = 1 + static_cast<int32_t>(i % 3);
+    all.push_back(p);
+    p = all[i];
+    p.ceil_mode = true;
+    all.push_back(p);
+    p.dilation_h = 3;
+    p.relu = true;
+    all.push_back(p);
+    p = all[i];
+    p.relu = true;
+    all.push_back(p);
+  }
   return all;
 }
 
@@ -399,6 +422,34 @@ TEST_P(MaxPool2dTest, EveryPadFromZeroToKernelMinusOne) {
   ExpectOracle(x, params);
 }
 
+TEST(PoolOutputExtentTest, CeilModeAndDilationAsOnnxAndPyTorch) {
+  EXPECT_EQ(PoolOutputExtent(5, 2, 2, 0), 2);
+  EXPECT_EQ(PoolOutputExtent(5, 2, 2, 0, 1, true), 3);  // last window starts at 4, inside
+  EXPECT_EQ(PoolOutputExtent(4, 3, 2, 1, 1, true), 3);  // last window starts at 3, inside
+  // ceil(4 / 3) + 1 = 3 windows, but the third would start at 5, in the right padding.
+  EXPECT_EQ(PoolOutputExtent(4, 2, 3, 1, 1, true), 2);
+  EXPECT_EQ(PoolOutputExtent(7, 3, 1, 0, 2), 3);  // extent 5
+  EXPECT_EQ(PoolOutputExtent(4, 3, 1, 0, 2), 0);  // extent 5 > 4
+  EXPECT_EQ(PoolOutputExtent(8, 3, 2, 1, 2, true), 4);
+}
+
+TEST_P(MaxPool2dTest, ReluWindowsWithoutAPositiveElementGiveZeroAndIndexMinusOne) {
+  Tensor x = Tensor::Empty(Shape{1, 1, 2, 4}, DType::kFloat, pool_);
+  const float values[] = {-1.0f, -0.0f, 2.0f, 0.0f, -3.0f, 0.0f, 2.0f, -5.0f};
+  FillWith(x, [&](int64_t, int64_t, int64_t y, int64_t xx) { return values[y * 4 + xx]; });
+  MaxPool2dParams p{2, 2, 2, 2, 0, 0};
+  p.relu = true;
+  for (const Run& r : Runs()) {
+    Tensor out = Tensor::Empty(Shape{1, 1, 1, 2}, DType::kFloat, pool_);
+    Tensor idx = Tensor::Empty(Shape{1, 1, 1, 2}, DType::kInt32, pool_);
+    r.kernels->MaxPool2d(x, p, out, &idx);
+    EXPECT_EQ(Bits(out.At<float>({0, 0, 0, 0})), Bits(0.0f)) << r.label;  // +0, not -0
+    EXPECT_EQ(idx.At<int32_t>({0, 0, 0, 0}), -1) << r.label;
+    EXPECT_EQ(out.At<float>({0, 0, 0, 1}), 2.0f) << r.label;
+    EXPECT_EQ(idx.At<int32_t>({0, 0, 0, 1}), 2) << r.label;  // the first 2 wins the tie
+  }
+}
+
 // ---- the differential test ----
 
 struct Case {
@@ -420,6 +471,10 @@ Case RandomCase(std::mt19937& rng) {
     k.p.stride_w = stride();
     k.p.pad_h = static_cast<int32_t>(rng() % static_cast<uint32_t>(k.p.kernel_h));
     k.p.pad_w = static_cast<int32_t>(rng() % static_cast<uint32_t>(k.p.kernel_w));
+    k.p.dilation_h = rng() % 4 == 0 ? static_cast<int32_t>(2 + rng() % 2) : 1;
+    k.p.dilation_w = rng() % 4 == 0 ? static_cast<int32_t>(2 + rng() % 2) : 1;
+    k.p.ceil_mode = rng() % 3 == 0;
+    k.p.relu = rng() % 3 == 0;
     const int64_t n = 1 + rng() % 2;
     const int64_t c = 1 + rng() % (rng() % 3 == 0 ? 40 : 6);
     const int64_t h = 1 + rng() % 9;

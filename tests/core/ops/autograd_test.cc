@@ -90,7 +90,8 @@ TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
   const Tensor img = Filled(Shape{1, 1, 4, 4}, 1).WithRequiresGrad();
   const Tensor p = ops::MaxPool2d(img, {2, 2, 2, 2, 0, 0}, ctx_);
   EXPECT_EQ(GradFn(p)->Owned(0).dtype(), DType::kInt32) << "pooling owns int32 indices";
-  EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0}));
+  EXPECT_EQ(GradFn(p)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 0, 0, 1, 1, 0}))
+      << "kernel, stride, pad, dilation, ceil_mode";
   const Tensor w = Filled(Shape{2, 1, 3, 2}, 1).WithRequiresGrad();
   const Tensor c = ops::Conv2d(
       img, w, nullptr, {.stride_h = 2, .pad_top = 1, .pad_right = 2, .dilation_w = 2}, ctx_);
@@ -99,6 +100,14 @@ TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
   EXPECT_EQ(GradFn(c)->Saved(1).buffer(), w.buffer()) << "and its weights";
   EXPECT_EQ(GradFn(c)->ints(), (std::vector<int64_t>{3, 2, 2, 1, 1, 0, 0, 2, 1, 2, 1}))
       << "and keeps kernel, strides, pads (top, left, bottom, right), dilations, groups in Ints";
+  const Tensor r = ops::ReluMaxPool2d(ops::Neg(img, ctx_), {2, 2, 2, 2, 0, 0}, ctx_);
+  EXPECT_EQ(GradFn(r)->op(), OpKind::kReluMaxPool2d);
+  EXPECT_EQ(GradFn(r)->Owned(0).At<int32_t>({0, 0, 0, 0}), -1)
+      << "fused ReLU+pooling: -1 where no element is positive";
+  const Tensor a = ops::AvgPool2d(img, {2, 2, 2, 2, 1, 1, true, true}, ctx_);
+  EXPECT_FALSE(GradFn(a)->HasSaved(0)) << "average pooling saves no tensor";
+  EXPECT_EQ(GradFn(a)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 1, 1, 1, 1}))
+      << "kernel, stride, pad, ceil_mode, count_include_pad";
 }
 
 TEST_F(AutogradTest, ModifyingASavedInputBeforeBackwardThrowsTensorVersionException) {
@@ -236,6 +245,9 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::MaxPool2d(x, {2, 2, 2, 2, 0, 0}, ctx));  // no argmax without recording
   const int64_t kernel[] = {2, 2, 4, 4};
   out(ops::Conv2d(x, ops::Reshape(w, kernel, ctx), nullptr, {}, ctx));  // no scratch (exact)
+  out(ops::ReluMaxPool2d(x, {3, 3, 2, 2, 1, 1}, ctx));
+  out(ops::AvgPool2d(x, {3, 3, 2, 2, 1, 1, true, true}, ctx));
+  out(ops::GlobalAvgPool2d(x, ctx));
   const int axes[] = {1, -1};
   out(ops::Sum(x, axes, true, ctx));
   out(ops::Mean(x, {}, false, ctx));

@@ -12,8 +12,8 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
-#include "tests/core/ops/grad_check.h"
 #include "tests/core/ops/exact_op_test.h"
+#include "tests/core/ops/grad_check.h"
 
 namespace onemodel {
 namespace {
@@ -151,6 +151,54 @@ TEST_F(GradientTest, Conv2dInputWeightsAndBias) {
   ExpectGradientsMatch("Conv2d NHWC", conv, {x.ToLayout(Layout::kNhwc, pool_), w, b}, ctx_, rng_);
   ExpectGradientsMatch("Conv2d reversed", conv,
                        {x.Slice(2, -1, -7, -1), Random(Shape{6, 2, 2, 3}, rng_, pool_).Transpose(2, 3), b}, ctx_, rng_);
+TEST_F(GradientTest, DilatedCeilModeAndReluMaxPool2d) {
+  Tensor x = Tensor::Empty(Shape{1, 2, 5, 6}, DType::kFloat, pool_);
+  std::vector<float> v(60);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>((i * 37) % 60) * 0.1f - 3.05f;  // distinct, half negative
+  std::copy(v.begin(), v.end(), x.MutableData<float>().begin());
+  MaxPool2dParams p{2, 3, 2, 1, 1, 1};
+  p.dilation_h = 2;
+  p.dilation_w = 2;
+  p.ceil_mode = true;
+  ExpectGradientsMatch(
+      "MaxPool2d dilated ceil_mode",
+      [p](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::MaxPool2d(in[0], p, c);
+      },
+      {x}, ctx_, rng_, 1e-3);
+  const MaxPool2dParams small{2, 2, 2, 2, 0, 0};  // some windows have no positive element
+  for (const Tensor& in : {x, x.ToLayout(Layout::kNhwc, pool_)}) {
+    ExpectGradientsMatch(
+        "ReluMaxPool2d",
+        [small](const std::vector<Tensor>& t, const OpContext& c) {
+          return ops::ReluMaxPool2d(t[0], small, c);
+        },
+        {in}, ctx_, rng_, 1e-3);
+  }
+}
+
+TEST_F(GradientTest, AvgPool2dAndGlobalAvgPool2d) {
+  const Tensor x = Random(Shape{2, 3, 5, 6}, rng_, pool_);
+  const AvgPool2dParams params[] = {{3, 3, 2, 2, 1, 1, false, false},
+                                    {3, 2, 2, 1, 1, 1, true, true},
+                                    {2, 3, 3, 2, 1, 0, true, false}};
+  for (const AvgPool2dParams& p : params) {
+    for (const Tensor& in : {x, x.ToLayout(Layout::kNhwc, pool_)}) {
+      ExpectGradientsMatch(
+          "AvgPool2d",
+          [p](const std::vector<Tensor>& t, const OpContext& c) {
+            return ops::AvgPool2d(t[0], p, c);
+          },
+          {in}, ctx_, rng_, 1e-3);
+    }
+  }
+  ExpectGradientsMatch(
+      "GlobalAvgPool2d",
+      [](const std::vector<Tensor>& t, const OpContext& c) {
+        return ops::GlobalAvgPool2d(t[0], c);
+      },
+      {x.Transpose(2, 3)}, ctx_, rng_, 1e-3);
 }
 
 TEST_F(GradientTest, Reductions) {

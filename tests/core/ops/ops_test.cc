@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/autograd/engine.h"
+#include "core/autograd/backward_record.h"
 #include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
@@ -168,6 +169,61 @@ TEST_F(OpsTest, Conv2dScratchComesFromTheArena) {
     const PoolStats after = pool_.Stats();
     EXPECT_EQ(after.hits + after.misses, before.hits + before.misses) << kernels->name();
   }
+}
+
+TEST_F(OpsTest, PoolingOpsValidateDilationAndShapeTheirOutputs) {
+  const Tensor x = Tensor::Empty(Shape{1, 1, 4, 4}, DType::kFloat, pool_, true);
+  MaxPool2dParams dilated{2, 2, 1, 1, 0, 0};
+  dilated.dilation_w = 0;
+  ExpectError<TensorShapeException>([&] { ops::MaxPool2d(x, dilated, ctx_); },
+                                    {"MaxPool2d", "width", "dilation 0"});
+  ExpectError<TensorShapeException>([&] { ops::ReluMaxPool2d(x, dilated, ctx_); },
+                                    {"ReluMaxPool2d", "dilation"});
+  dilated.dilation_w = 4;  // extent 5 > 4
+  ExpectError<TensorShapeException>([&] { ops::MaxPool2d(x, dilated, ctx_); }, {"too small"});
+  MaxPool2dParams ceil{2, 2, 3, 3, 1, 1};
+  ceil.ceil_mode = true;  // ceil(4 / 3) + 1 = 3, but the third window starts in the padding
+  EXPECT_EQ(ops::MaxPool2d(x, ceil, ctx_).shape(), (Shape{1, 1, 2, 2}));
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::AvgPool2d(x, {2, 2, 1, 1, 2, 0, false, false}, ctx_);
+      },
+      {"AvgPool2d", "pad"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::AvgPool2d(Tensor::Empty(Shape{4, 4}, DType::kFloat, pool_), {}, ctx_);
+      },
+      {"(N, C, H, W)"});
+  EXPECT_EQ(ops::AvgPool2d(x, {3, 3, 2, 2, 1, 1, true, false}, ctx_).shape(), (Shape{1, 1, 3, 3}));
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::GlobalAvgPool2d(Tensor::Empty(Shape{1, 2, 0, 3}, DType::kFloat, pool_), ctx_);
+      },
+      {"GlobalAvgPool2d", "height and width"});
+  EXPECT_EQ(ops::GlobalAvgPool2d(x, ctx_).shape(), (Shape{1, 1, 1, 1}));
+}
+
+TEST_F(OpsTest, ReluMaxPool2dEqualsReluThenMaxPool2dAndRecordsMinusOne) {
+  std::vector<float> v(2 * 3 * 6 * 7);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(int(i * 37 % 23) - 15);
+  const Tensor x = Vec(v, Shape{2, 3, 6, 7}).WithRequiresGrad();
+  const MaxPool2dParams p{3, 2, 2, 2, 1, 1};
+  const Tensor fused = ops::ReluMaxPool2d(x, p, ctx_);
+  const Tensor apart = ops::MaxPool2d(ops::Unary(UnaryOp::kRelu, x, ctx_), p, ctx_);
+  ASSERT_EQ(fused.shape(), apart.shape());
+  const auto a = fused.Data<float>();
+  const auto b = apart.Data<float>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << i;
+  const auto* record = dynamic_cast<const BackwardRecord*>(fused.autograd_node().get());
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(OpKindName(record->op()), "ReluMaxPool2d");
+  const auto idx = record->Owned(0).Data<int32_t>();
+  int minus_one = 0;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    EXPECT_EQ(idx[i] < 0, a[i] == 0.0f) << i;  // -1 exactly where no element is positive
+    minus_one += idx[i] == -1;
+  }
+  EXPECT_GT(minus_one, 0);
 }
 
 TEST_F(OpsTest, ReductionsAndSoftmax) {

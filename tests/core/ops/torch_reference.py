@@ -59,9 +59,18 @@ def run(op, attrs, xs):
         return BINARY[op](xs[0], xs[1])
     if op == "MatMul":
         return torch.matmul(xs[0], xs[1])
-    if op == "MaxPool2d":
-        kh, kw, sh, sw, ph, pw = ints(attrs)
-        return torch.nn.functional.max_pool2d(xs[0], (kh, kw), (sh, sw), (ph, pw))
+    if op in ("MaxPool2d", "ReluMaxPool2d"):
+        kh, kw, sh, sw, ph, pw, dh, dw, ceil = ints(attrs)
+        x = torch.relu(xs[0]) if op == "ReluMaxPool2d" else xs[0]
+        return torch.nn.functional.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw), (dh, dw),
+                                              ceil_mode=bool(ceil))
+    if op == "AvgPool2d":
+        kh, kw, sh, sw, ph, pw, ceil, include = ints(attrs)
+        return torch.nn.functional.avg_pool2d(xs[0], (kh, kw), (sh, sw), (ph, pw),
+                                              ceil_mode=bool(ceil),
+                                              count_include_pad=bool(include))
+    if op == "GlobalAvgPool2d":
+        return torch.nn.functional.adaptive_avg_pool2d(xs[0], 1)
     if op == "Conv2d":
         sh, sw, pt, pl, pb, pr, dh, dw, groups = ints(attrs)
         x = torch.nn.functional.pad(xs[0], (pl, pr, pt, pb))

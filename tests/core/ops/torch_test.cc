@@ -185,7 +185,7 @@ TEST_F(TorchTest, EveryDifferentiableOpMatchesPyTorch) {
   const Tensor img = Random(Shape{2, 3, 7, 6}, rng_, pool_);
   for (const Tensor& x : {img, img.ToLayout(Layout::kNhwc, pool_)}) {
     Add(x.layout() == Layout::kNhwc ? "MaxPool2d_nhwc" : "MaxPool2d_nchw", "MaxPool2d",
-        "3 3 2 2 1 1", {x}, [](const std::vector<Tensor>& in, const OpContext& c) {
+        "3 3 2 2 1 1 1 1 0", {x}, [](const std::vector<Tensor>& in, const OpContext& c) {
           return ops::MaxPool2d(in[0], {3, 3, 2, 2, 1, 1}, c);
         });
   }
@@ -343,6 +343,75 @@ TEST_F(TorchTest, TensorOpsMatchPyTorch) {
       [](const std::vector<Tensor>& in, const OpContext& c) {
         return ops::Gelu(in[0], ops::GeluApproximation::kNone, c);
       });
+  RunAll();
+}
+
+// (N, C, H, W) inputs in NCHW, NHWC, with a reversed (negative-stride) row axis, or with H
+// and W swapped in memory (strided).
+Tensor PoolInput(const Shape& shape, int layout, std::mt19937& rng, BufferPool& pool) {
+  switch (layout) {
+    case 1:
+      return Random(shape, rng, pool).ToLayout(Layout::kNhwc, pool);
+    case 2:
+      return Random(shape, rng, pool).Slice(2, -1, -shape[2] - 1, -1);
+    case 3:
+      return Random(Shape{shape[0], shape[1], shape[3], shape[2]}, rng, pool).Transpose(2, 3);
+    default:
+      return Random(shape, rng, pool);
+  }
+}
+
+TEST_F(TorchTest, PoolingMatchesPyTorchOnRandomShapesAndLayouts) {
+  const auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int32_t>(rng_() % (hi - lo + 1));
+  };
+  for (int i = 0; i < 24; ++i) {
+    const int layout = i % 4;
+    MaxPool2dParams m;
+    m.kernel_h = pick(1, 4);
+    m.kernel_w = pick(1, 4);
+    m.stride_h = pick(1, 3);
+    m.stride_w = pick(1, 5);            // stride above kernel too
+    m.pad_h = pick(0, m.kernel_h / 2);  // PyTorch's limit: half the kernel
+    m.pad_w = pick(0, m.kernel_w / 2);
+    m.dilation_h = pick(1, 2);
+    m.dilation_w = pick(1, 3);
+    m.ceil_mode = i % 3 != 0;
+    const int32_t extent_h = (m.kernel_h - 1) * m.dilation_h + 1;
+    const int32_t extent_w = (m.kernel_w - 1) * m.dilation_w + 1;
+    const Shape shape{pick(1, 2), pick(1, 5), pick(extent_h, extent_h + 7),
+                      pick(extent_w, extent_w + 9)};
+    const Tensor x = PoolInput(shape, layout, rng_, pool_);
+    const std::string attrs = [&] {
+      std::ostringstream a;
+      a << m.kernel_h << " " << m.kernel_w << " " << m.stride_h << " " << m.stride_w << " "
+        << m.pad_h << " " << m.pad_w << " " << m.dilation_h << " " << m.dilation_w << " "
+        << (m.ceil_mode ? 1 : 0);
+      return a.str();
+    }();
+    const std::string tag = "_" + std::to_string(i) + "_layout" + std::to_string(layout);
+    Add("MaxPool2d" + tag, "MaxPool2d", attrs, {x},
+        [m](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::MaxPool2d(in[0], m, c);
+        });
+    Add("ReluMaxPool2d" + tag, "ReluMaxPool2d", attrs, {x},
+        [m](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::ReluMaxPool2d(in[0], m, c);
+        });
+    const AvgPool2dParams a{m.kernel_h, m.kernel_w, m.stride_h, m.stride_w,
+                            m.pad_h,    m.pad_w,    i % 2 == 0, i % 4 < 2};
+    std::ostringstream avg_attrs;
+    avg_attrs << a.kernel_h << " " << a.kernel_w << " " << a.stride_h << " " << a.stride_w << " "
+              << a.pad_h << " " << a.pad_w << " " << a.ceil_mode << " " << a.count_include_pad;
+    Add("AvgPool2d" + tag, "AvgPool2d", avg_attrs.str(), {x},
+        [a](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::AvgPool2d(in[0], a, c);
+        });
+    Add("GlobalAvgPool2d" + tag, "GlobalAvgPool2d", "", {x},
+        [](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::GlobalAvgPool2d(in[0], c);
+        });
+  }
   RunAll();
 }
 

@@ -31,6 +31,8 @@ using ::testing::Not;
 const v1::Attribute& RequiredValue(const std::string& op, const std::string& attribute) {
   static const auto* values =
       new std::map<std::string, v1::Attribute>{{"MaxPool2d.kernel_shape", IntsAttr({2, 2})},
+                                               {"ReluMaxPool2d.kernel_shape", IntsAttr({2, 2})},
+                                               {"AvgPool2d.kernel_shape", IntsAttr({2, 2})},
                                                {"Cast.to", IntAttr(1)},
                                                {"ToLayout.layout", StringAttr("NCHW")},
                                                {"Reshape.shape", IntsAttr({4, -1})},

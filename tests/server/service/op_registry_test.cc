@@ -138,6 +138,26 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"group", IntAttr(2)}})
              .shape();
        }},
+      {"ReluMaxPool2d",
+       [&] {
+         return Call("ReluMaxPool2d", {img},
+                     {{"kernel_shape", IntsAttr({2, 2})},
+                      {"strides", IntsAttr({2, 1})},
+                      {"dilations", IntsAttr({1, 2})},
+                      {"ceil_mode", IntAttr(1)}})
+             .shape();
+       }},
+      {"AvgPool2d",
+       [&] {
+         return Call("AvgPool2d", {img},
+                     {{"kernel_shape", IntsAttr({3, 3})},
+                      {"strides", IntsAttr({2, 2})},
+                      {"pads", IntsAttr({1, 1})},
+                      {"ceil_mode", IntAttr(1)},
+                      {"count_include_pad", IntAttr(1)}})
+             .shape();
+       }},
+      {"GlobalAvgPool2d", [&] { return Call("GlobalAvgPool2d", {img}).shape(); }},
       {"Sum",
        [&] {
          return Call("Sum", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}}).shape();
@@ -230,6 +250,9 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"ReluMaxPool2d", Shape{1, 2, 2, 2}},
+                                                 {"AvgPool2d", Shape{1, 2, 3, 3}},
+                                                 {"GlobalAvgPool2d", Shape{1, 2, 1, 1}},
                                                  {"Sum", Shape{2, 1}},
                                                  {"Mean", Shape{3}},
                                                  {"Contiguous", Shape{3, 2}},
@@ -386,6 +409,30 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
               Call("MaxPool2d", {img}, {{"kernel_shape", IntsAttr({2})}});
             }),
             "attribute 'kernel_shape' must hold two values [height, width] (got 1)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("MaxPool2d", {img},
+                   {{"kernel_shape", IntsAttr({2, 2})}, {"dilations", IntsAttr({1, 0})}});
+            }),
+            "attribute 'dilations' must hold values >= 1 (got [1, 0])");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("ReluMaxPool2d", {img},
+                   {{"kernel_shape", IntsAttr({2, 2})}, {"ceil_mode", IntAttr(2)}});
+            }),
+            "attribute 'ceil_mode' must be 0 or 1 (got 2)");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("AvgPool2d", {img},
+                   {{"kernel_shape", IntsAttr({2, 2})}, {"count_include_pad", IntAttr(-1)}});
+            }),
+            "attribute 'count_include_pad' must be 0 or 1 (got -1)");
+  EXPECT_EQ(
+      ErrorOf([&] {
+        Call("AvgPool2d", {img}, {{"kernel_shape", IntsAttr({2, 2})}, {"pads", IntsAttr({-1, 0})}});
+      }),
+      "attribute 'pads' must hold values >= 0 (got [-1, 0])");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("AvgPool2d", {img}, {{"kernel_shape", IntsAttr({0, 2})}});
+            }),
+            "attribute 'kernel_shape' must hold values >= 1 (got [0, 2])");
   EXPECT_EQ(ErrorOf([&] {
               Call("Unsqueeze", {x}, {{"dim", IntAttr(int64_t{1} << 40)}});
             }),
