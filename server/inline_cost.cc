@@ -82,9 +82,10 @@ constexpr std::pair<std::string_view, Rule> kRules[] = {
     {"LessEqual", Rule::kBroadcast},
     {"Greater", Rule::kBroadcast},
     {"GreaterEqual", Rule::kBroadcast},
-    // MaxPool2d (padding can make the output larger than the input), ToLayout (blocks pad
-    // the channels), Where (three operands), Conv2d (work grows with the kernel) and the
-    // optimizers (variadic lists) are not bounded here: they run on a worker.
+    // MaxPool2d, ReluMaxPool2d, AvgPool2d and GlobalAvgPool2d (padding and ceil_mode can
+    // make the output larger than the input), ToLayout (blocks pad the channels), Where
+    // (three operands), Conv2d (work grows with the kernel) and the optimizers (variadic
+    // lists) are not bounded here: they run on a worker.
 };
 
 std::optional<Rule> RuleOf(std::string_view op) {

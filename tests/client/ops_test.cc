@@ -320,6 +320,8 @@ TEST_F(OpsTest, Conv2dWithBiasGroupsPadsStridesAndDilations) {
   ExpectClose(Values(plain),
               Conv2dReference(x, xd, w1, wd1, {}, 1, 1, 0, 0, 0, 0, 1, 1, 1, &expected_dims));
   EXPECT_THAT(plain.info().dims(), ElementsAreArray(expected_dims));
+}
+
 TEST_F(OpsTest, ReluMaxPool2dAvgPool2dAndGlobalAvgPool2d) {
   const Dims d = {2, 3, 5, 6};
   const std::vector<float> x = RandomFloats(Count(d), 41);

@@ -151,6 +151,8 @@ TEST_F(GradientTest, Conv2dInputWeightsAndBias) {
   ExpectGradientsMatch("Conv2d NHWC", conv, {x.ToLayout(Layout::kNhwc, pool_), w, b}, ctx_, rng_);
   ExpectGradientsMatch("Conv2d reversed", conv,
                        {x.Slice(2, -1, -7, -1), Random(Shape{6, 2, 2, 3}, rng_, pool_).Transpose(2, 3), b}, ctx_, rng_);
+}
+
 TEST_F(GradientTest, DilatedCeilModeAndReluMaxPool2d) {
   Tensor x = Tensor::Empty(Shape{1, 2, 5, 6}, DType::kFloat, pool_);
   std::vector<float> v(60);

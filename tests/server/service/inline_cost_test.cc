@@ -109,7 +109,8 @@ TEST_F(InlineCostTest, ExpandCountsTheShapeItAsksFor) {
 
 TEST_F(InlineCostTest, UnboundedAndUnknownOperationsNeverRunInline) {
   const std::string x = Put(Shape{1, 1, 4, 4});
-  for (const char* name : {"MaxPool2d", "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp"}) {
+  for (const char* name : {"MaxPool2d", "ReluMaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
+                           "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp"}) {
     v1::RunRequest request;
     Op(request, "Neg", {x});
     Op(request, name, {x});
