@@ -17,6 +17,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "tests/core/ops/expect_error.h"
 
 namespace onemodel {
 namespace {
@@ -31,17 +32,6 @@ class OpsTest : public ::testing::Test {
   std::vector<float> Values(const Tensor& t) {
     const Tensor c = t.Contiguous(pool_);
     return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
-  // Expects `f` to throw E with every fragment in its message.
-  template <typename E, typename F>
-  static void ExpectError(F f, std::initializer_list<const char*> fragments) {
-    try {
-      f();
-      ADD_FAILURE() << "no exception";
-    } catch (const E& e) {
-      for (const char* s : fragments)
-        EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
-    }
   }
   BufferPool pool_;
   OpContext ctx_{pool_, KernelSet::Default()};

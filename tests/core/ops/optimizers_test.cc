@@ -14,6 +14,7 @@
 #include "core/memory/buffer_pool.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/reduce.h"
+#include "tests/core/ops/expect_error.h"
 
 namespace onemodel {
 namespace {
@@ -32,16 +33,6 @@ class OptimizersTest : public ::testing::Test {
   }
   static std::vector<float> Values(const Tensor& t) {
     return {t.Data<float>().begin(), t.Data<float>().end()};
-  }
-  template <typename E, typename F>
-  static void ExpectError(F f, std::initializer_list<const char*> fragments) {
-    try {
-      f();
-      ADD_FAILURE() << "no exception";
-    } catch (const E& e) {
-      for (const char* s : fragments)
-        EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
-    }
   }
   BufferPool pool_;
   OpContext ctx_{pool_, KernelSet::Default()};

@@ -14,6 +14,7 @@
 #include "core/ops/compare.h"
 #include "core/ops/elementwise.h"
 #include "tests/core/ops/exact_op_test.h"
+#include "tests/core/ops/expect_error.h"
 
 namespace onemodel {
 namespace {
@@ -53,16 +54,6 @@ class TensorOpsTest : public ExactOpTest {
     const Tensor gt = Vec(g, y.shape());
     const std::vector<Tensor> wrt = {tracked};
     return Values(Backward(y, &gt, wrt, ctx_)[0]);
-  }
-  template <typename E, typename F>
-  static void ExpectError(F f, std::initializer_list<const char*> fragments) {
-    try {
-      f();
-      ADD_FAILURE() << "no exception";
-    } catch (const E& e) {
-      for (const char* s : fragments)
-        EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
-    }
   }
 };
 
