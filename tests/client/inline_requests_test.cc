@@ -102,7 +102,10 @@ TEST_F(InlineRequestsTest, ARequestWaitingBehindItsSessionShowsInQueue) {
   Session session = NewSession();
   const TensorHandle x = session.Put<float>(std::vector<float>(kLarge, 1.0f), {kLarge});
   const int64_t rented = client().Stats().pool().rented_bytes();
-  std::thread slow([&] { session.Run(Chain(x, 100)); });  // 0.1-0.2 s released, seconds in debug
+  // A client Session is one thread's: the other thread attaches its own to the same session.
+  std::thread slow([&, id = session.id()] {
+    client().AttachSession(id).Run(Chain(x, 100));  // 0.1-0.2 s released, seconds in debug
+  });
   // The run has started once its arena rents memory from the pool.
   ASSERT_TRUE(Eventually([&] { return client().Stats().pool().rented_bytes() > rented; }));
   const v1::RpcStats before = Rpc("DescribeTensor");
@@ -125,19 +128,20 @@ TEST_F(InlineRequestsTest, ConcurrentSmallAndLargeRequestsOfOneSessionEachSeeThe
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      Session mine = client().AttachSession(session.id());  // a client Session per thread
       for (int r = 0; r < kRounds; ++r) {
         const float v = static_cast<float>(t * 1000 + r);
-        const TensorHandle s = session.Put<float>(std::vector<float>(16, v), {16});
+        const TensorHandle s = mine.Put<float>(std::vector<float>(16, v), {16});
         RunBuilder run;
         const RunOutput doubled = run.Op("Add", {s, s});
-        const client::RunResult result = session.Run(run);
-        EXPECT_EQ(session.Get<float>(result[doubled]), std::vector<float>(16, 2 * v));
-        session.Release({s, result[doubled]});
+        const client::RunResult result = mine.Run(run);
+        EXPECT_EQ(mine.Get<float>(result[doubled]), std::vector<float>(16, 2 * v));
+        mine.Release({s, result[doubled]});
         requests += 4;
         if (t == 0 && r % 5 == 0) {  // a large one among them, on a worker
           RunBuilder big;
           const RunOutput sum = big.Op("Sum", {big.Op("Add", {large, large})});
-          EXPECT_EQ(session.Get<float>(session.Run(big)[sum]),
+          EXPECT_EQ(mine.Get<float>(mine.Run(big)[sum]),
                     std::vector<float>{2.0f * static_cast<float>(kLarge)});
           requests += 2;
         }
