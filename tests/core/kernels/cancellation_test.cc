@@ -1,7 +1,7 @@
 // Cancellation in kernels (core/common/cancellation.h): with the thread's CancelToken
 // cancelled, long kernels stop before their first block and leave the output as it was (MatMul
-// on each of its paths: direct tiles, BLAS, strided loop); OpenBLAS MatMul split into row
-// blocks gives the bits of one sgemm call.
+// on each of its paths: direct tiles, BLAS, strided loop; the pooling and conv kernels); OpenBLAS
+// MatMul split into row blocks gives the bits of one sgemm call.
 #include "core/common/cancellation.h"
 
 #include <cblas.h>
@@ -50,14 +50,15 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   Tensor negated = Tensor::Empty(a.shape(), DType::kFloat, pool);
   Tensor sum = Tensor::Empty(a.shape(), DType::kFloat, pool);
   Tensor pooled = Tensor::Empty(Shape{4, 4, 16, 16}, DType::kFloat, pool);
+  Tensor averaged = Tensor::Empty(Shape{4, 4, 16, 16}, DType::kFloat, pool);
   const Tensor w = x.Slice(0, 0, 2).Slice(2, 0, 3).Slice(3, 0, 3);  // (2, 4, 3, 3)
   Tensor convolved = Tensor::Empty(Shape{4, 2, 30, 30}, DType::kFloat, pool);
   Tensor grad_x = Tensor::Empty(x.shape(), DType::kFloat, pool);
   Tensor grad_w = Tensor::Empty(w.shape(), DType::kFloat, pool);
   Tensor scratch = Tensor::Empty(Shape{k->Conv2dScratchFloats(x.shape(), w.shape(), {}) + 1},
                                  DType::kFloat, pool);
-  for (Tensor* t :
-       {&product, &blas, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
+  for (Tensor* t : {&product, &blas, &strided, &negated, &sum, &pooled, &averaged, &convolved,
+                    &grad_x, &grad_w}) {
     t->Fill(7.0f);
   }
   {
@@ -68,12 +69,13 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
     k->Unary(UnaryOp::kNeg, a, negated);
     k->Binary(BinaryOp::kAdd, a, a, sum);
     k->MaxPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, pooled, nullptr);
+    k->AvgPool2d(x, {.kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2}, averaged);
     k->Conv2d(x, w, nullptr, {}, convolved, scratch.MutableData<float>());
     k->Conv2dBackwardInput(convolved, w, {}, grad_x, scratch.MutableData<float>());
     k->Conv2dBackwardWeight(convolved, x, {}, grad_w, scratch.MutableData<float>());
   }
-  for (const Tensor* t :
-       {&product, &blas, &strided, &negated, &sum, &pooled, &convolved, &grad_x, &grad_w}) {
+  for (const Tensor* t : {&product, &blas, &strided, &negated, &sum, &pooled, &averaged, &convolved,
+                          &grad_x, &grad_w}) {
     EXPECT_TRUE(Untouched(*t));
   }
   EXPECT_EQ(CurrentCancelToken(), nullptr);
