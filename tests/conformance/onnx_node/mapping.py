@@ -346,6 +346,11 @@ def where(n):
     return [op('Where', cond, n.tensor(1), n.tensor(2))]
 
 
+def gelu(n):
+    """ONNX's Gelu (opset 20) defaults to the erf form, onemodeld's to tanh: always sent."""
+    return [op('Gelu', n.tensor(0), approximate=n.attr('approximate', 'none'))]
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -401,6 +406,7 @@ MAPPING = {
     'Where': Entry('exact', where),
     'Clip': Entry('exact', clip),
     'LeakyRelu': Entry('exact', leaky_relu),
+    'Gelu': Entry('Gelu', gelu),
 }
 
 

@@ -9,7 +9,6 @@ The summary table goes to onnx_node_summary.txt in the working directory (the bu
 
 import collections
 import glob
-import importlib.util
 import os
 import sys
 
@@ -23,18 +22,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import compare  # noqa: E402
 import mapping  # noqa: E402
+import run_ops  # noqa: E402
 
-REPO = os.path.normpath(os.path.join(HERE, '..', '..', '..'))
 DATA = os.environ.get('ONNX_NODE_TEST_DATA', '/usr/share/libonnx-testdata/data/node')
 EXPECTED = os.path.join(HERE, 'expected.txt')
 SUMMARY = os.path.join(os.getcwd(), 'onnx_node_summary.txt')
 KERNELS = ('exact', 'fast')
 
-# The Python client suite's onemodeld process fixture (start_server, stop_and_check).
-_spec = importlib.util.spec_from_file_location(
-    'onemodel_server_fixtures', os.path.join(REPO, 'client', 'python', 'tests', 'conftest.py'))
-server_fixtures = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(server_fixtures)
+server_fixtures = run_ops.server_fixtures()
 
 
 class Case:
@@ -91,9 +86,7 @@ class Case:
     def run(self, session, kernels):
         """Runs the operations in `session`; records a failure reason for `kernels` or none."""
         try:
-            outputs = session.run([_operation(o, self.protos) for o in self.ops],
-                                  no_grad=True, reset_arena=True)
-            reply = session.get_proto(outputs[-1])
+            reply = run_ops.run(session, self.ops, self.protos)
         except onemodel.OneModelError as e:
             self.failures[kernels] = 'server refused: %s' % e.details
             return
@@ -129,17 +122,6 @@ def _read_proto(path, value_info):
             del tp.int32_data[:]
         tp.data_type = declared
     return tp
-
-
-def _operation(o, protos):
-    """mapping's operation as the client's dict: TensorInput inline, int = earlier output."""
-    def source(v):
-        if isinstance(v, mapping.TensorInput):
-            return {'tensor': protos[v.index]}
-        if isinstance(v, int):
-            return onemodel.Output(v)
-        return np.float32(v)
-    return {'op': o['op'], 'inputs': [source(v) for v in o['inputs']], 'attrs': o['attrs']}
 
 
 def _load_cases():
