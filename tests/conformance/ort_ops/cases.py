@@ -6,7 +6,8 @@ which translates the node; compare.py there holds the tolerance of its family).
 
 Input kinds (F, B, scalar):
 - 'normal': standard normal floats, times `scale`.
-- 'specials': normal floats with NaN, +-inf, -0 and +0 scattered in (about one in six).
+- 'specials': normal floats with NaN, +-inf, -0 and +0 scattered in (about one in six);
+  'infinities' the same with +-inf only.
 - 'ties': values from a small set with repeats (-1, -0, 0, 0.5, 1, NaN, +-inf), so that
   comparisons see equal elements, -0 against +0, and NaN on either side; 'ties_no_nan' the
   same set without NaN.
@@ -47,12 +48,13 @@ class Row:
     """One case: ONNX node `op` with `inputs` and `attrs` at `opset`; `label` names it."""
 
     def __init__(self, op, label, inputs, opset=17, differs=None, **attrs):
-        self.op, self.inputs, self.opset, self.differs, self.attrs = op, inputs, opset, differs, attrs
+        self.op, self.inputs, self.opset, self.attrs = op, inputs, opset, attrs
+        self.differs = differs
         self.name = '%s_%s' % (op, label)
         self.seed = zlib.crc32(self.name.encode())
 
 
-# The documented differences (docs/testing.md, "ONNX Runtime comparison" lists them too).
+# The documented differences (docs/development.md, "The ONNX Runtime comparison", lists them).
 NAN_IN_WINDOW = (
     'MaxPool: a NaN in the window wins in onemodeld (spec 8 pooling rule, as PyTorch); ONNX '
     'Runtime skips NaNs and returns the largest other element')
@@ -136,6 +138,8 @@ ROWS = [
         differs=NAN_IN_WINDOW),
     Row('MaxPool', 'ties_no_nan', [F(1, 2, 8, 8, kind='ties_no_nan')], kernel_shape=[3, 3],
         pads=[1, 1, 1, 1], differs=MAX_POOL_ZERO_TIE),
+    Row('MaxPool', 'infinities', [F(2, 3, 9, 8, kind='infinities')], kernel_shape=[3, 2],
+        strides=[2, 1], pads=[1, 1, 1, 1]),
     Row('MaxPool', 'k1_specials', [F(1, 2, 8, 8, kind='specials')], kernel_shape=[1, 1],
         strides=[2, 2]),
 

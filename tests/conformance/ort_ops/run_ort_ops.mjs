@@ -24,7 +24,8 @@ try {
 } catch (e) {
   process.stderr.write(
       'run_ort_ops: cannot load onnxruntime-node from tests/conformance/cast/node_modules (' +
-      e.message.split('\n')[0] + '); run scripts/install-deps (it calls scripts/install-npm-deps)\n');
+      e.message.split('\n')[0] +
+      '); run scripts/install-deps (it calls scripts/install-npm-deps)\n');
   process.exit(2);
 }
 
@@ -52,7 +53,8 @@ for (const c of cases) {
     }
     const y = (await session.run(feeds))[c.output];
     const file = c.name + '.out';
-    writeFileSync(join(dir, file), Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength));
+    const bytes = Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength);
+    writeFileSync(join(dir, file), bytes);
     results[c.name] = {type: y.type, dims: y.dims.map(Number), file};
     await session.release();
   } catch (e) {

@@ -37,21 +37,22 @@ SUMMARY = os.path.join(os.getcwd(), 'ort_ops_summary.txt')
 BOOL_OUTPUT = {'Equal', 'Less', 'LessOrEqual', 'Greater', 'GreaterOrEqual'}
 TIES = np.array([-1, -0.0, 0, 0.5, 1, np.nan, np.inf, -np.inf], dtype=np.float32)
 TIES_NO_NAN = TIES[~np.isnan(TIES)]
-SPECIALS = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype=np.float32)
+SPECIALS = {'specials': np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype=np.float32),
+            'infinities': np.array([np.inf, -np.inf], dtype=np.float32)}
 
 
 def _values(spec, rng):
-    """The numpy value of one cases.F / B / scalar input."""
+    """The numpy array of one cases.F / B / scalar input, drawn from `rng`."""
     if spec.kind == 'scalar':
         return np.array(spec.value, dtype=np.float32)
     if spec.kind == 'bool':
         return rng.random(spec.shape) < 0.5
     if spec.kind in ('ties', 'ties_no_nan'):
         return rng.choice(TIES if spec.kind == 'ties' else TIES_NO_NAN, size=spec.shape)
-    x = (rng.standard_normal(spec.shape) * spec.scale).astype(np.float32)
-    if spec.kind == 'specials':
+    x = np.asarray(rng.standard_normal(spec.shape) * spec.scale, dtype=np.float32)
+    if spec.kind in SPECIALS:
         where = rng.random(spec.shape) < 1 / 6
-        x = np.where(where, rng.choice(SPECIALS, size=spec.shape), x).astype(np.float32)
+        x = np.where(where, rng.choice(SPECIALS[spec.kind], size=spec.shape), x).astype(np.float32)
     return x
 
 
@@ -98,6 +99,7 @@ class Case:
                 'output': 'y'}
 
     def read(self, directory, result):
+        """Takes this case's entry of results.json: ONNX Runtime's output, or its refusal."""
         if 'error' in result:
             self.ort_error = result['error']
             return
