@@ -45,10 +45,12 @@ class scalar:
 
 
 class Row:
-    """One case: ONNX node `op` with `inputs` and `attrs` at `opset`; `label` names it."""
+    """One case: ONNX node `op` with `inputs` and `attrs` at `opset`, its output of ONNX type
+    `out_type` (a TensorProto.DataType name); `label` names it."""
 
-    def __init__(self, op, label, inputs, opset=17, differs=None, **attrs):
+    def __init__(self, op, label, inputs, opset=17, out_type='FLOAT', differs=None, **attrs):
         self.op, self.inputs, self.opset, self.attrs = op, inputs, opset, attrs
+        self.out_type = out_type
         self.differs = differs
         self.name = '%s_%s' % (op, label)
         self.seed = zlib.crc32(self.name.encode())
@@ -81,9 +83,9 @@ SUM_OF_148 = (
 
 def _compare_rows(op):
     return [
-        Row(op, 'same_shape_ties', [F(7, 9, kind='ties'), F(7, 9, kind='ties')]),
-        Row(op, 'broadcast', [F(2, 1, 5, kind='ties'), F(3, 1, kind='ties')]),
-        Row(op, 'scalar_odd', [F(67, kind='specials'), F(kind='ties')]),
+        Row(op, 'same_shape_ties', [F(7, 9, kind='ties'), F(7, 9, kind='ties')], out_type='BOOL'),
+        Row(op, 'broadcast', [F(2, 1, 5, kind='ties'), F(3, 1, kind='ties')], out_type='BOOL'),
+        Row(op, 'scalar_odd', [F(67, kind='specials'), F(kind='ties')], out_type='BOOL'),
     ]
 
 

@@ -34,7 +34,9 @@ import run_ops  # noqa: E402
 KERNELS = ('exact', 'fast')
 RUNNER = os.path.join(HERE, 'run_ort_ops.mjs')
 SUMMARY = os.path.join(os.getcwd(), 'ort_ops_summary.txt')
-BOOL_OUTPUT = {'Equal', 'Less', 'LessOrEqual', 'Greater', 'GreaterOrEqual'}
+# numpy dtype <-> onnxruntime-node's tensor type names (run_ort_ops.mjs's kTypedArrays).
+JS_TYPES = {np.dtype(np.float32): 'float32', np.dtype(np.bool_): 'bool',
+            np.dtype(np.int64): 'int64', np.dtype(np.int32): 'int32'}
 TIES = np.array([-1, -0.0, 0, 0.5, 1, np.nan, np.inf, -np.inf], dtype=np.float32)
 TIES_NO_NAN = TIES[~np.isnan(TIES)]
 SPECIALS = {'specials': np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype=np.float32),
@@ -69,7 +71,7 @@ class Case:
         self.protos = [None if a is None else numpy_helper.from_array(a, n)
                        for a, n in zip(self.arrays, names)]
         self.node = helper.make_node(row.op, names, ['y'], **row.attrs)
-        out_type = onnx.TensorProto.BOOL if row.op in BOOL_OUTPUT else onnx.TensorProto.FLOAT
+        out_type = onnx.TensorProto.DataType.Value(row.out_type)
         graph = helper.make_graph(
             [self.node], row.name,
             [helper.make_tensor_value_info(n, p.data_type, a.shape)
@@ -93,8 +95,8 @@ class Case:
             file = '%s.in%d' % (self.row.name, i)
             with open(os.path.join(directory, file), 'wb') as f:
                 f.write(np.ascontiguousarray(a).tobytes())
-            inputs.append({'name': 'x%d' % i, 'type': 'bool' if a.dtype == bool else 'float32',
-                           'dims': list(a.shape), 'file': file})
+            inputs.append({'name': 'x%d' % i, 'type': JS_TYPES[a.dtype], 'dims': list(a.shape),
+                           'file': file})
         return {'name': self.row.name, 'model': self.row.name + '.onnx', 'inputs': inputs,
                 'output': 'y'}
 
@@ -103,7 +105,7 @@ class Case:
         if 'error' in result:
             self.ort_error = result['error']
             return
-        dtype = {'float32': np.float32, 'bool': np.bool_}[result['type']]
+        dtype = next(d for d, js in JS_TYPES.items() if js == result['type'])
         with open(os.path.join(directory, result['file']), 'rb') as f:
             self.expected = np.frombuffer(f.read(), dtype=dtype).reshape(result['dims'])
 
