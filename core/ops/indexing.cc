@@ -273,8 +273,11 @@ Tensor Split(const Tensor& x, int axis, std::span<const int64_t> split, int64_t 
   }
   int64_t sum = 0;
   for (int64_t s : split) {
-    if (s < 0) throw TensorException("Split: piece sizes must be >= 0, got " + std::to_string(s));
-    sum += s;
+    if (s < 0 || s > n) {
+      throw TensorException("Split: piece sizes must be from 0 to the axis' extent " +
+                            std::to_string(n) + ", got " + std::to_string(s));
+    }
+    sum += s;  // at most 2^31 per piece: no overflow
   }
   if (!split.empty() && sum != n) {
     throw TensorShapeException("Split: the piece sizes add up to " + std::to_string(sum) +
@@ -287,8 +290,8 @@ Tensor Split(const Tensor& x, int axis, std::span<const int64_t> split, int64_t 
   }
   int64_t start = 0, size = 0;
   if (split.empty()) {  // ONNX: ceil(n / num_outputs) each, the last one shorter
-    const int64_t each = (n + num_outputs - 1) / num_outputs;
-    start = std::min(n, index * each);
+    const int64_t each = n / num_outputs + (n % num_outputs != 0);  // ceil, no overflow
+    start = std::min(n, index * each);  // each is 1 or at most n: no overflow
     size = std::min(each, n - start);
   } else {
     for (int64_t i = 0; i < index; ++i) start += split[static_cast<size_t>(i)];

@@ -188,6 +188,14 @@ TEST_F(IndexingTest, SplitReturnsOnePieceAsAView) {
   ExpectError<TensorException>([&] { ops::Split(x, 1, sizes, 0, 3, ctx_); },
                                {"index 3", "0 to 2"});
   ExpectError<TensorException>([&] { ops::Split(x, 1, {}, 0, 0, ctx_); }, {"num_outputs"});
+  ExpectError<TensorException>(
+      [&] {
+        const int64_t negative[] = {-1, 6};
+        ops::Split(x, 1, negative, 0, 0, ctx_);
+      },
+      {"piece sizes must be from 0 to", "extent 5", "got -1"});
+  EXPECT_EQ(ops::Split(x, 1, {}, INT64_MAX, INT64_MAX - 1, ctx_).shape(), (Shape{2, 0}))
+      << "more pieces than elements: the last ones are empty";
 }
 
 TEST_F(IndexingTest, GradientsMatchFiniteDifferences) {
