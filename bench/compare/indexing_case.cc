@@ -40,8 +40,7 @@ struct EmbeddingLookup {
 void AddIndexingCases(CaseRegistry& cases) {
   cases["embedding_64k_x256"] = [] {
     auto e = std::make_shared<EmbeddingLookup>();
-    return Case{2.0 * kIds * kWidth * sizeof(float) + kIds * sizeof(int64_t),
-                [e] { e->Lookup(); }};
+    return Case{2.0 * kIds * kWidth * sizeof(float) + kIds * sizeof(int64_t), [e] { e->Lookup(); }};
   };
 }
 

@@ -31,7 +31,8 @@ std::string PositionOf(const Shape& shape, int64_t flat) {
 
 // Throws TensorTypeException unless `indices` is a live INT32 or INT64 tensor.
 void CheckIndices(const char* op, const Tensor& indices) {
-  if (indices.is_null()) throw TensorException(std::string(op) + ": input indices is a null handle");
+  if (indices.is_null())
+    throw TensorException(std::string(op) + ": input indices is a null handle");
   if (indices.dtype() != DType::kInt32 && indices.dtype() != DType::kInt64) {
     throw TensorTypeException(std::string(op) + ": input indices is " + indices.Describe() +
                               "; it must be INT32 or INT64: Cast it to INT64 first");
@@ -67,14 +68,13 @@ class Indices {
       const int64_t v = Raw(i);
       if (v >= lowest && v < n_) continue;
       const std::string n = std::to_string(n_);
-      throw TensorException(std::string(op) + ": index " + std::to_string(v) + " at position " +
-                            PositionOf(dense_->shape(), i) + " of indices " +
-                            dense_->shape().ToString() + " is out of range for " +
-                            (axis < 0 ? "a table of " + n + " rows"
-                                      : "axis " + std::to_string(axis) + " of data (extent " + n +
-                                            ")") +
-                            " (valid: " + std::to_string(lowest) + " to " +
-                            std::to_string(n_ - 1) + ")");
+      throw TensorException(
+          std::string(op) + ": index " + std::to_string(v) + " at position " +
+          PositionOf(dense_->shape(), i) + " of indices " + dense_->shape().ToString() +
+          " is out of range for " +
+          (axis < 0 ? "a table of " + n + " rows"
+                    : "axis " + std::to_string(axis) + " of data (extent " + n + ")") +
+          " (valid: " + std::to_string(lowest) + " to " + std::to_string(n_ - 1) + ")");
     }
   }
 
@@ -98,8 +98,16 @@ AxisSplit SplitAt(const Shape& s, int axis) {
   return p;
 }
 
-// data.shape[:axis] + indices.shape + data.shape[axis+1:].
-Shape GatheredShape(const Shape& data, int axis, const Shape& indices) {
+// data.shape[:axis] + indices.shape + data.shape[axis+1:]; throws TensorShapeException naming
+// `op` when that has more than kMaxRank dimensions.
+Shape GatheredShape(const char* op, const Shape& data, int axis, const Shape& indices) {
+  if (data.rank() - 1 + indices.rank() > kMaxRank) {
+    throw TensorShapeException(std::string(op) + ": the result of indices " + indices.ToString() +
+                               " into " + data.ToString() + " would have " +
+                               std::to_string(data.rank() - 1 + indices.rank()) +
+                               " dimensions; at most " + std::to_string(kMaxRank) +
+                               " are supported: reshape the indices to fewer dimensions");
+  }
   DimVector<int64_t> s;
   for (int d = 0; d < axis; ++d) s.push_back(data[d]);
   for (int d = 0; d < indices.rank(); ++d) s.push_back(indices[d]);
@@ -109,8 +117,8 @@ Shape GatheredShape(const Shape& data, int axis, const Shape& indices) {
 
 // out[o, j, :] = data[o, idx[j], :] for the (outer, extent, inner) split `p` of data: one
 // memcpy per picked slice.
-void CopySlices(const Tensor& data, const AxisSplit& p, const Indices& idx,
-                Tensor& out, const OpContext& ctx) {
+void CopySlices(const Tensor& data, const AxisSplit& p, const Indices& idx, Tensor& out,
+                const OpContext& ctx) {
   if (out.ElementCount() == 0) return;
   const Temporary dense(data.Contiguous(ctx.allocator), data);
   const float* src = dense->Data<float>().data();
@@ -127,8 +135,8 @@ void CopySlices(const Tensor& data, const AxisSplit& p, const Indices& idx,
 
 // grad[o, idx[j], :] += g[o, j, :] in row-major order of (o, j), skipping index `skip`: the
 // same sum, in the same order, whatever the kernel set. A new tensor of `shape`.
-Tensor ScatterAdd(const Shape& shape, const AxisSplit& p, const Indices& idx,
-                  int64_t skip, const Tensor& g, const OpContext& ctx) {
+Tensor ScatterAdd(const Shape& shape, const AxisSplit& p, const Indices& idx, int64_t skip,
+                  const Tensor& g, const OpContext& ctx) {
   Tensor grad = internal::NewFloat(shape, ctx, /*zero=*/true);
   if (g.ElementCount() == 0) return grad;
   const Temporary dense(g.Contiguous(ctx.allocator), g);
@@ -198,7 +206,8 @@ Tensor Embedding(const Tensor& table, const Tensor& indices, std::optional<int64
   }
   const Indices idx(indices, rows, false, ctx);
   idx.Check("Embedding", -1);
-  Tensor out = internal::NewFloat(GatheredShape(table.shape(), 0, indices.shape()), ctx);
+  Tensor out =
+      internal::NewFloat(GatheredShape("Embedding", table.shape(), 0, indices.shape()), ctx);
   CopySlices(table, SplitAt(table.shape(), 0), idx, out, ctx);
   if (!ShouldRecord({&table})) return out;
   auto record = internal::NewRecord(OpKind::kEmbedding, &EmbeddingBackward, {&table, &indices});
@@ -214,7 +223,8 @@ Tensor Gather(const Tensor& data, const Tensor& indices, int axis, const OpConte
   const AxisSplit p = SplitAt(data.shape(), axis);
   const Indices idx(indices, p.extent, true, ctx);
   idx.Check("Gather", axis);
-  Tensor out = internal::NewFloat(GatheredShape(data.shape(), axis, indices.shape()), ctx);
+  Tensor out =
+      internal::NewFloat(GatheredShape("Gather", data.shape(), axis, indices.shape()), ctx);
   CopySlices(data, p, idx, out, ctx);
   if (!ShouldRecord({&data})) return out;
   auto record = internal::NewRecord(OpKind::kGather, &GatherBackward, {&data, &indices});
@@ -268,8 +278,10 @@ Tensor Split(const Tensor& x, int axis, std::span<const int64_t> split, int64_t 
   const int64_t n = x.shape()[axis];
   const int64_t pieces = split.empty() ? num_outputs : static_cast<int64_t>(split.size());
   if (split.empty() && num_outputs < 1) {
-    throw TensorException("Split: give the piece sizes (split) or a number of pieces "
-                          "(num_outputs >= 1), got num_outputs " + std::to_string(num_outputs));
+    throw TensorException(
+        "Split: give the piece sizes (split) or a number of pieces "
+        "(num_outputs >= 1), got num_outputs " +
+        std::to_string(num_outputs));
   }
   int64_t sum = 0;
   for (int64_t s : split) {

@@ -1,6 +1,8 @@
 // Embedding, Gather, Concat and Split (core/ops/indexing.h): values, errors and edge cases,
 // gradients (analytic against finite differences) and the table gradient's bits on every kernel
 // set.
+#include "core/ops/indexing.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,7 +14,6 @@
 #include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
-#include "core/ops/indexing.h"
 #include "core/tensor/grad_mode.h"
 #include "tests/core/ops/expect_error.h"
 #include "tests/core/ops/grad_check.h"
@@ -85,9 +86,7 @@ TEST_F(IndexingTest, EmbeddingRefusesBadIndicesNamingTheFirstBeforeWriting) {
   ExpectError<TensorTypeException>([&] { ops::Embedding(table, Iota(Shape{2}), {}, ctx_); },
                                    {"Embedding", "indices", "INT64"});
   ExpectError<TensorShapeException>(
-      [&] {
-        ops::Embedding(Iota(Shape{4}), Index({0}, Shape{1}), {}, ctx_);
-      },
+      [&] { ops::Embedding(Iota(Shape{4}), Index({0}, Shape{1}), {}, ctx_); },
       {"Embedding", "(V, D)"});
   const Tensor bad = Index({7}, Shape{1});
   const PoolStats before = pool_.Stats();
@@ -121,7 +120,8 @@ TEST_F(IndexingTest, TheEmbeddingGradientIsTheSameBitsOnEveryKernelSet) {
   for (const TensorKernels* k : KernelSet::Available()) {
     const OpContext ctx{pool_, *k};
     const Tensor t = table.Detach().WithRequiresGrad();
-    results.push_back(Values(Backward(ops::Embedding(t, idx, 7, ctx), &g, std::vector<Tensor>{t}, ctx)[0]));
+    results.push_back(
+        Values(Backward(ops::Embedding(t, idx, 7, ctx), &g, std::vector<Tensor>{t}, ctx)[0]));
   }
   for (size_t i = 1; i < results.size(); ++i) {
     EXPECT_EQ(std::memcmp(results[i].data(), results[0].data(), results[0].size() * 4), 0)
@@ -150,6 +150,11 @@ TEST_F(IndexingTest, GatherFollowsOnnxIncludingNegativeIndices) {
                                {"index -4", "axis 1"});
   ExpectError<TensorShapeException>([&] { ops::Gather(x, Index({0}, Shape{1}), 3, ctx_); },
                                     {"Gather"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::Gather(x, Index({0}, Shape{1, 1, 1, 1, 1, 1, 1}), 0, ctx_);
+      },
+      {"Gather", "would have 9 dimensions", "at most 8"});
 }
 
 TEST_F(IndexingTest, ConcatJoinsAlongAnAxisAndChecksTheOtherExtents) {
@@ -185,8 +190,7 @@ TEST_F(IndexingTest, SplitReturnsOnePieceAsAView) {
         ops::Split(x, 1, wrong, 0, 0, ctx_);
       },
       {"Split", "add up to 4", "extent 5"});
-  ExpectError<TensorException>([&] { ops::Split(x, 1, sizes, 0, 3, ctx_); },
-                               {"index 3", "0 to 2"});
+  ExpectError<TensorException>([&] { ops::Split(x, 1, sizes, 0, 3, ctx_); }, {"index 3", "0 to 2"});
   ExpectError<TensorException>([&] { ops::Split(x, 1, {}, 0, 0, ctx_); }, {"num_outputs"});
   ExpectError<TensorException>(
       [&] {
@@ -201,22 +205,24 @@ TEST_F(IndexingTest, SplitReturnsOnePieceAsAView) {
 TEST_F(IndexingTest, GradientsMatchFiniteDifferences) {
   const Tensor idx = Index({2, 0, -1, 2, 1, 0}, Shape{2, 3});
   ExpectGradientsMatch(
-      "Gather", [&](const std::vector<Tensor>& in, const OpContext& c) {
+      "Gather",
+      [&](const std::vector<Tensor>& in, const OpContext& c) {
         return ops::Gather(in[0], idx, 1, c);
       },
       {Random(Shape{2, 3, 2}, rng_, pool_)}, ctx_, rng_);
   ExpectGradientsMatch(
-      "Embedding", [&](const std::vector<Tensor>& in, const OpContext& c) {
+      "Embedding",
+      [&](const std::vector<Tensor>& in, const OpContext& c) {
         return ops::Embedding(in[0], Index({1, 0, 1, 3}, Shape{4}), {}, c);
       },
       {Random(Shape{4, 3}, rng_, pool_)}, ctx_, rng_);
   ExpectGradientsMatch(
-      "Concat", [](const std::vector<Tensor>& in, const OpContext& c) {
-        return ops::Concat(in, 1, c);
-      },
+      "Concat",
+      [](const std::vector<Tensor>& in, const OpContext& c) { return ops::Concat(in, 1, c); },
       {Random(Shape{2, 1, 3}, rng_, pool_), Random(Shape{2, 2, 3}, rng_, pool_)}, ctx_, rng_);
   ExpectGradientsMatch(
-      "Split", [](const std::vector<Tensor>& in, const OpContext& c) {
+      "Split",
+      [](const std::vector<Tensor>& in, const OpContext& c) {
         const int64_t sizes[] = {1, 3};
         return ops::Split(in[0], 0, sizes, 0, 1, c);
       },
