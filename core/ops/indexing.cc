@@ -1,7 +1,6 @@
 #include "core/ops/indexing.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -53,6 +52,8 @@ class Indices {
     }
   }
   int64_t size() const { return dense_->ElementCount(); }
+  // The indices as given, contiguous.
+  const Tensor& dense() const { return *dense_; }
   // Index i as given.
   int64_t Raw(int64_t i) const { return i32_ ? int64_t{i32_[i]} : i64_[i]; }
   // Index i in [0, n).
@@ -115,22 +116,15 @@ Shape GatheredShape(const char* op, const Shape& data, int axis, const Shape& in
   return Shape(s.span());
 }
 
-// out[o, j, :] = data[o, idx[j], :] for the (outer, extent, inner) split `p` of data: one
-// memcpy per picked slice.
+// out[o, j, :] = data[o, idx[j], :] for the (outer, extent, inner) split `p` of data, by the
+// kernels' GatherRows.
 void CopySlices(const Tensor& data, const AxisSplit& p, const Indices& idx, Tensor& out,
                 const OpContext& ctx) {
   if (out.ElementCount() == 0) return;
   const Temporary dense(data.Contiguous(ctx.allocator), data);
-  const float* src = dense->Data<float>().data();
-  float* dst = out.MutableData<float>().data();
-  const size_t row = static_cast<size_t>(p.inner) * sizeof(float);
-  for (int64_t o = 0; o < p.outer; ++o) {
-    const float* from = src + o * p.extent * p.inner;
-    for (int64_t j = 0; j < idx.size(); ++j) {
-      std::memcpy(dst, from + idx[j] * p.inner, row);
-      dst += p.inner;
-    }
-  }
+  Tensor rows = *out.TryReshape({p.outer, idx.size(), p.inner});
+  ctx.kernels.GatherRows(*dense->TryReshape({p.outer, p.extent, p.inner}),
+                         *idx.dense().TryReshape({idx.size()}), rows);
 }
 
 // grad[o, idx[j], :] += g[o, j, :] in row-major order of (o, j), skipping index `skip`: the
