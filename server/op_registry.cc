@@ -10,6 +10,7 @@
 #include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
@@ -338,6 +339,31 @@ const OpSpec kOps[] = {
       {"error_if_nonfinite", kI, "0", "1 refuses a NaN or infinite total norm"}},
      false, "scales grads in place to a total norm of at most max_norm; the total norm",
      &RunClipGradNorm, /*variadic=*/true},
+    {"Embedding", {"table", "indices"},
+     {{"skip_id", kI, "-1", "a row that gets no gradient (PyTorch's padding_idx); -1: none"}},
+     true, "the rows of table (V, D) picked by indices (INT32/INT64), shape indices + [D]",
+     [](const OpCall& c) {
+       const int64_t skip = c.Int("skip_id", -1);
+       return ops::Embedding(c.in(0), c.in(1), skip == -1 ? std::nullopt : std::optional(skip),
+                             c.ctx()); }},
+    {"Gather", {"data", "indices"},
+     {{"axis", kI, "0", "the axis indices pick along (negative: from the end)"}}, true,
+     "ONNX Gather: the slices of data along axis at indices (INT32/INT64, negative from the end)",
+     [](const OpCall& c) {
+       return ops::Gather(c.in(0), c.in(1), c.Int32("axis", 0), c.ctx()); }},
+    {"Concat", {"inputs"}, {{"axis", kI, "0", "the axis to join along (negative: from the end)"}},
+     true, "the inputs joined along axis (equal extents elsewhere)",
+     [](const OpCall& c) { return ops::Concat(c.From(0), c.Int32("axis", 0), c.ctx()); },
+     /*variadic=*/true},
+    {"Split", {"X"},
+     {{"axis", kI, "0", "the axis to cut (negative: from the end)"},
+      {"split", kInts, "[]", "the piece sizes, summing to the axis' extent; []: num_outputs"},
+      {"num_outputs", kI, "1", "with split [], this many pieces of ceil(n / num_outputs)"},
+      {"index", kI, "", "which piece to return (one operation per piece)"}},
+     true, "piece index of X cut along axis (ONNX Split's output index; a view)",
+     [](const OpCall& c) {
+       return ops::Split(c.in(0), c.Int32("axis", 0), c.Ints("split", {}),
+                         c.Int("num_outputs", 1), c.Int("index"), c.ctx()); }},
 };
 // clang-format on
 

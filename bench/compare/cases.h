@@ -31,5 +31,7 @@ void AddMemoryCases(CaseRegistry& cases);
 void AddMlpCase(CaseRegistry& cases);
 // One AdamW step over 1M parameters (four [512, 512] tensors).
 void AddOptimCases(CaseRegistry& cases);
+// An Embedding lookup: 65536 ids into a [32768, 256] table.
+void AddIndexingCases(CaseRegistry& cases);
 
 }  // namespace onemodel::bench

@@ -53,6 +53,7 @@ int Serve() {
   AddMemoryCases(registry);
   AddMlpCase(registry);
   AddOptimCases(registry);
+  AddIndexingCases(registry);
   std::map<std::string, Ready> ready;
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -108,6 +108,8 @@ ENTRIES = [
     Entry("relumaxpool_vs_relu_then_maxpool", "ms", ("ours", "relumaxpool_nhwc"),
           ("ours", "relu_then_maxpool_nhwc"), "Relu then MaxPool2d, NHWC (same run)", 1.5,
           "bandwidth"),
+    # Issue 17: an Embedding lookup moves rows at memory speed (one memcpy per row).
+    _bw("embedding_gather_vs_bandwidth", "embedding_64k_x256", "copy_16m", 0.7),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

@@ -1,7 +1,10 @@
 #include "core/kernels/fast_kernels.h"
 
+#include <algorithm>
+
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/conv.h"
+#include "core/kernels/internal/gather_rows.h"
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
@@ -92,6 +95,17 @@ void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tens
 void FastKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                                     Tensor& grad_x) const {
   internal::AvgPool2dBackwardFast(pool_, grad_out, params, grad_x);
+}
+
+// Rows in tasks of about 256 KiB each (at least one row), over the pool.
+void FastKernels::GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const {
+  const internal::GatherRowsCall call = internal::GatherRowsOf(table, indices, out);
+  if (call.rows == 0) return;
+  const int64_t bytes = call.rows * std::max<int64_t>(call.width * 4, 1);
+  const int64_t tasks = std::clamp<int64_t>(bytes / (256 << 10), 1, call.rows);
+  pool_.ParallelFor(tasks, [&](int64_t t) {
+    internal::GatherRowRange(call, call.rows * t / tasks, call.rows * (t + 1) / tasks);
+  });
 }
 
 }  // namespace onemodel

@@ -165,6 +165,10 @@ class TensorKernels {
   // each in-bounds position of each window, output positions row by row (a fixed order).
   virtual void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                                  Tensor& grad_x) const = 0;
+  // Embedding's and Gather's copy: out[o, j, :] = table[o, indices[j], :] for table (outer, V,
+  // width), indices (count) INT32 or INT64 each in [-V, V) (negative: from the end; the caller
+  // checks them) and out (outer, count, width), all contiguous. Bit-identical in every variant.
+  virtual void GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const = 0;
 };
 
 }  // namespace onemodel

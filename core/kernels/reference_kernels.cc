@@ -2,6 +2,7 @@
 
 #include "core/kernels/elementwise_loop.h"
 #include "core/kernels/internal/conv.h"
+#include "core/kernels/internal/gather_rows.h"
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
@@ -79,6 +80,11 @@ void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params,
 void ReferenceKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                                          Tensor& grad_x) const {
   internal::AvgPool2dBackwardReference(grad_out, params, grad_x);
+}
+
+void ReferenceKernels::GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const {
+  const internal::GatherRowsCall call = internal::GatherRowsOf(table, indices, out);
+  internal::GatherRowRange(call, 0, call.rows);
 }
 
 }  // namespace onemodel

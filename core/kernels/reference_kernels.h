@@ -27,6 +27,7 @@ class ReferenceKernels final : public TensorKernels {
   void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
   void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                          Tensor& grad_x) const override;
+  void GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const override;
 };
 
 }  // namespace onemodel

@@ -651,5 +651,43 @@ TEST_F(OpsTest, MalformedOptimizerCallsAreInvalidArgumentsSayingWhatIsWrong) {
   EXPECT_EQ(session_->Get<int64_t>(step), std::vector<int64_t>{0});
 }
 
+TEST_F(OpsTest, EmbeddingAndGatherPickRowsAndNameTheFirstBadIndex) {
+  const TensorHandle table =
+      session_->Put<float>(std::vector<float>{0, 1, 2, 3, 4, 5}, {3, 2}, {.requires_grad = true});
+  const TensorHandle ids = session_->Put<int32_t>(std::vector<int32_t>{2, 0, 2}, {3});
+  client::RunBuilder run;
+  const client::RunOutput rows = run.Op("Embedding", {table, ids}, {{"skip_id", 0}});
+  const client::RunOutput loss = run.Op("Sum", {rows});
+  const auto out = session_->Run(run);
+  EXPECT_THAT(out[rows].info().dims(), ElementsAre(3, 2));
+  EXPECT_THAT(Values(out[rows]), ElementsAre(4, 5, 0, 1, 4, 5));
+  EXPECT_THAT(Values(session_->Backward(out[loss], {table})[0]), ElementsAre(0, 0, 0, 0, 2, 2))
+      << "row 0 is the skip id; row 2 is picked twice";
+  const TensorHandle picks = session_->Put<int64_t>(std::vector<int64_t>{-1, 0}, {2});
+  EXPECT_THAT(Values(Run("Gather", {table, picks}, {{"axis", 1}})), ElementsAre(1, 0, 3, 2, 5, 4));
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        Run("Embedding", {table, session_->Put<int64_t>(std::vector<int64_t>{1, 3}, {1, 2})});
+      },
+      grpc::StatusCode::INVALID_ARGUMENT, {"index 3", "position [0, 1]", "table of 3 rows"}));
+  EXPECT_TRUE(FailsWith([&] { Run("Gather", {table, table}); }, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"indices", "INT64"}));
+}
+
+TEST_F(OpsTest, ConcatTakesAnyNumberOfInputsAndSplitReturnsOnePiece) {
+  const TensorHandle a = Put({1, 2}, {1, 2}), b = Put({3, 4, 5, 6}, {2, 2});
+  const TensorHandle joined = Run("Concat", {a, b, a}, {{"axis", 0}});
+  EXPECT_THAT(joined.info().dims(), ElementsAre(4, 2));
+  EXPECT_THAT(Values(joined), ElementsAre(1, 2, 3, 4, 5, 6, 1, 2));
+  EXPECT_THAT(Values(Run("Split", {joined}, {{"split", Ints{1, 3}}, {"index", 1}})),
+              ElementsAre(3, 4, 5, 6, 1, 2));
+  EXPECT_THAT(Values(Run("Split", {joined}, {{"axis", -1}, {"num_outputs", 2}, {"index", 1}})),
+              ElementsAre(2, 4, 6, 2));
+  EXPECT_TRUE(FailsWith([&] { Run("Concat", {a, Put({1, 2, 3}, {1, 3})}, {{"axis", 0}}); },
+                        grpc::StatusCode::INVALID_ARGUMENT, {"Concat", "inputs[1] [1, 3]"}));
+  EXPECT_TRUE(FailsWith([&] { Run("Split", {joined}, {{"split", Ints{1, 1}}, {"index", 0}}); },
+                        grpc::StatusCode::INVALID_ARGUMENT, {"add up to 2", "extent 4"}));
+}
+
 }  // namespace
 }  // namespace onemodel::testing

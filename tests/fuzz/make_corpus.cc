@@ -391,6 +391,17 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                            {"norm_type", FloatAttr(std::numeric_limits<float>::infinity())}})});
   add("clipgradnorm-empty", {Op("ClipGradNorm", {empty, image},
                                 {{"max_norm", FloatAttr(1)}, {"error_if_nonfinite", IntAttr(1)}})});
+  TensorProto bad_ids = Header(TensorProto::INT64, {2});
+  bad_ids.add_int64_data(1);
+  bad_ids.add_int64_data(-1);
+  add("embedding-skip-id", {Op("Embedding", {x, ints}, {{"skip_id", IntAttr(0)}})});
+  add("embedding-negative-index", {Op("Embedding", {y, Inline(bad_ids)})});
+  add("gather-negative", {Op("Gather", {image, Inline(bad_ids)}, {{"axis", IntAttr(-1)}})});
+  add("gather-float-indices", {Op("Gather", {x, x})});
+  add("concat-three", {Op("Concat", {x, row, xt}, {{"axis", IntAttr(0)}})});
+  add("concat-mismatch", {Op("Concat", {x, image}, {{"axis", IntAttr(-1)}})});
+  add("split-piece", {Op("Split", {image}, {{"axis", IntAttr(1)}, {"split", IntsAttr({1, 1})},
+                                           {"index", IntAttr(1)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();
@@ -430,6 +441,11 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                                                          {"block", IntAttr(i32_max)}})});
   add("unsqueeze-min", {Op("Unsqueeze", {x}, {{"dim", IntAttr(i32_min)}})});
   add("softmax-axis-min", {Op("Softmax", {x}, {{"axis", IntAttr(i32_min)}})});
+  add("split-extremes", {Op("Split", {x}, {{"num_outputs", IntAttr(i64_max)},
+                                           {"index", IntAttr(i64_max - 1)}}),
+                         Op("Split", {x}, {{"split", IntsAttr({i64_max, i64_min})},
+                                           {"index", IntAttr(i64_min)}})});
+  add("embedding-skip-id-min", {Op("Embedding", {x, ints}, {{"skip_id", IntAttr(i64_min)}})});
   add("transpose-negative",
       {Op("Transpose", {image}, {{"dim0", IntAttr(-1)}, {"dim1", IntAttr(-4)}})});
   add("reshape-zero-infer", {Op("Reshape", {empty}, {{"shape", IntsAttr({0, -1})}})});

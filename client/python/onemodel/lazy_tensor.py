@@ -544,6 +544,46 @@ class Tensor:
             stop = _BIG if step > 0 else -_BIG - 1
         return apply('Slice', self, dim=int(dim), start=int(start), stop=int(stop), step=step)
 
+    # ---- indexing and joining -----------------------------------------------------------------
+
+    def _indices(self, indices: Any) -> Tensor:
+        """`indices` as a Tensor: a Tensor as is (INT32 or INT64), anything else uploaded as
+        INT64."""
+        if isinstance(indices, Tensor):
+            return indices
+        return tensor(self._graph.session, np.asarray(indices, dtype=np.int64))
+
+    def embedding(self, indices: Any, padding_idx: Optional[int] = None) -> Tensor:
+        """The rows of this (V, D) table at `indices` (any shape), shape indices.shape + (D,),
+        like torch.nn.functional.embedding(indices, table, padding_idx): row padding_idx
+        (negative: from the end) gets no gradient. An index outside [0, V) is an error naming
+        it."""
+        if padding_idx is None:
+            return apply('Embedding', self, self._indices(indices))
+        skip = int(padding_idx) + (self.shape[0] if padding_idx < 0 else 0)
+        return apply('Embedding', self, self._indices(indices), skip_id=skip)
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        """The slices along `dim` at `index` (ONNX Gather: any shape, replacing dimension `dim`;
+        negative indices count from the end). torch.index_select for a 1-d index."""
+        return apply('Gather', self, self._indices(index), axis=int(dim))
+
+    def concat(self, *others: Operand, axis: int = 0) -> Tensor:
+        """This tensor and `others` joined along `axis` (torch.cat([self, *others], axis))."""
+        return apply('Concat', self, *others, axis=int(axis))
+
+    def split(self, split_size_or_sections: Ints, dim: int = 0) -> List[Tensor]:
+        """The pieces along `dim`, like torch.split: pieces of split_size_or_sections (an int;
+        the last may be shorter) or of the listed sizes. One Split operation per piece."""
+        n = self.shape[int(dim)]
+        if isinstance(split_size_or_sections, (int, np.integer)):
+            each = max(int(split_size_or_sections), 1)
+            sizes = [min(each, n - i) for i in range(0, n, each)] or [0]
+        else:
+            sizes = _ints(split_size_or_sections)
+        return [apply('Split', self, axis=int(dim), split=sizes, index=i)
+                for i in range(len(sizes))]
+
     def __getitem__(self, key: Any) -> Tensor:
         """Basic indexing through views: ints, slices, None and ... (x[1:3, ::-1], x[0],
         x[..., None]). Tensors or lists as indices are not supported."""

@@ -26,7 +26,7 @@ NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
 # the grad_fn name the server gives (docs/protocol.md section 3)
-GRAD_FN_NAME = {'Transpose': 'Permute'}
+GRAD_FN_NAME = {'Transpose': 'Permute', 'Split': 'Slice'}
 
 
 def _axis(a: int, rank: int) -> int:
@@ -156,6 +156,36 @@ def _expand(x: Shape, shape: Sequence[int]) -> Shape:
     return shape
 
 
+def _gather(data: Shape, indices: Shape, axis: int) -> Shape:
+    _axis(axis, len(data))
+    axis %= len(data)
+    return data[:axis] + indices + data[axis + 1:]
+
+
+def _concat(xs: Sequence[Shape], axis: int) -> Shape:
+    _axis(axis, len(xs[0]))
+    axis %= len(xs[0])
+    rest = [x[:axis] + x[axis + 1:] for x in xs]
+    if any(len(x) != len(xs[0]) or r != rest[0] for x, r in zip(xs, rest)):
+        raise ValueError('extents differ outside the axis')
+    return xs[0][:axis] + (sum(x[axis] for x in xs),) + xs[0][axis + 1:]
+
+
+def _split(x: Shape, attrs: Attrs) -> Shape:
+    axis = attrs.get('axis', 0)
+    _axis(axis, len(x))
+    axis %= len(x)
+    n, index = x[axis], attrs['index']
+    sizes = list(attrs.get('split', ()))
+    if not sizes:  # ONNX: ceil(n / num_outputs) each, the last shorter
+        k = attrs.get('num_outputs', 1)
+        each = -(-n // k)
+        sizes = [max(0, min(each, n - i * each)) for i in range(k)]
+    if sum(sizes) != n or min(sizes) < 0 or not 0 <= index < len(sizes):
+        raise ValueError('bad split')
+    return x[:axis] + (sizes[index],) + x[axis + 1:]
+
+
 _BINARY = ('Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow') + COMPARISONS
 _SAME_SHAPE = ('Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Relu', 'Sigmoid', 'Tanh', 'Gelu', 'Softmax',
                'LogSoftmax', 'Cast', 'Contiguous', 'Copy', 'Detach', 'ToLayout', 'Erf', 'Clip',
@@ -178,6 +208,10 @@ _RULES = {
     'Squeeze': lambda s, a: _squeeze(s[0], a),
     'Unsqueeze': lambda s, a: _unsqueeze(s[0], a),
     'Where': lambda s, a: tuple(np.broadcast_shapes(s[0], s[1], s[2])),
+    'Embedding': lambda s, a: s[1] + (s[0][1],) if len(s[0]) == 2 else None,
+    'Gather': lambda s, a: _gather(s[0], s[1], a.get('axis', 0)),
+    'Concat': lambda s, a: _concat(s, a.get('axis', 0)),
+    'Split': lambda s, a: _split(s[0], a),
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
@@ -220,6 +254,8 @@ def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any],
         return False
     if op == 'Where':  # the condition is BOOL and never requires gradients
         return any(input_requires_grad[1:])
+    if op in ('Embedding', 'Gather'):  # the indices are integers and never require gradients
+        return input_requires_grad[0]
     if op == 'Cast':
         out = infer_dtype(op, dtypes, attrs)
         return dtypes[0] in _t.FLOATING and out in _t.FLOATING

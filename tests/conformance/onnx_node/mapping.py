@@ -44,6 +44,7 @@ class Node:
         self.attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         self._read_attrs = set()
         self._read_inputs = set()
+        self._outputs_read = False
 
     def attr(self, name, default=None):
         """The attribute's value (bytes decoded), or `default` when absent."""
@@ -75,6 +76,11 @@ class Node:
         self._read_inputs.add(i)
         return [int(v) for v in np.asarray(self.arrays[i]).reshape(-1)]
 
+    def outputs(self):
+        """The node's output count, for a translation that gives every output (by_output)."""
+        self._outputs_read = True
+        return self.n_outputs
+
     def check_all_read(self):
         for name in sorted(set(self.attrs) - self._read_attrs):
             raise NotExpressible('attribute %s = %r has no onemodeld counterpart'
@@ -82,7 +88,7 @@ class Node:
         for i, a in enumerate(self.arrays):
             if a is not None and i not in self._read_inputs:
                 raise NotExpressible('input %d has no onemodeld counterpart' % i)
-        if self.n_outputs != 1:
+        if self.n_outputs != 1 and not self._outputs_read:
             raise NotExpressible('%d outputs; onemodeld operations have one' % self.n_outputs)
 
 
@@ -94,6 +100,16 @@ def type_name(code):
 def op(name, *inputs, **attrs):
     """One onemodeld operation; an int input is the output of an earlier one of the list."""
     return {'op': name, 'inputs': list(inputs), 'attrs': attrs}
+
+
+def by_output(ops_per_output):
+    """Operations for a node of several outputs: one list per output, in order, concatenated;
+    each list's last operation is marked with the output it gives ('node_output')."""
+    ops = []
+    for k, group in enumerate(ops_per_output):
+        ops.extend(group)
+        ops[-1] = dict(ops[-1], node_output=k)
+    return ops
 
 
 def _require(condition, reason):
@@ -351,6 +367,41 @@ def gelu(n):
     return [op('Gelu', n.tensor(0), approximate=n.attr('approximate', 'none'))]
 
 
+def index_input(n, i):
+    """Input i, INT32 or INT64 indices, as a tensor operand."""
+    t = n.tensor(i, any_type=True)
+    _require(n.protos[i].data_type in (6, 7), 'indices are %s; Gather takes INT32 or INT64'
+             % type_name(n.protos[i].data_type))
+    return t
+
+
+def gather(n):
+    return [op('Gather', n.tensor(0), index_input(n, 1), axis=n.attr('axis', 0))]
+
+
+def concat(n):
+    return [op('Concat', *[n.tensor(i) for i in range(len(n.arrays))], axis=n.attr('axis'))]
+
+
+def split(n):
+    """One Split operation per ONNX output (onemodeld gives one output per operation): the
+    sizes from input 1 (opset 13) or the `split` attribute; without them, num_outputs (opset
+    18) or the output count, pieces of ceil(n / count) as ONNX."""
+    x = n.tensor(0)
+    sizes = n.attr('split', None)
+    if sizes is None:
+        sizes = n.ints_input(1)
+    count = n.outputs()
+    attrs = {'axis': n.attr('axis', 0)}
+    if sizes:
+        _require(len(sizes) == count, '%d sizes for %d outputs' % (len(sizes), count))
+        attrs['split'] = list(sizes)
+    else:
+        _require(n.attr('num_outputs', count) == count, 'num_outputs differs from the outputs')
+        attrs['num_outputs'] = count
+    return by_output([[op('Split', x, index=k, **attrs)] for k in range(count)])
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -407,6 +458,9 @@ MAPPING = {
     'Clip': Entry('exact', clip),
     'LeakyRelu': Entry('exact', leaky_relu),
     'Gelu': Entry('Gelu', gelu),
+    'Gather': Entry('exact', gather),
+    'Concat': Entry('exact', concat),
+    'Split': Entry('exact', split),
 }
 
 

@@ -22,11 +22,12 @@ def server_fixtures():
     return module
 
 
-def run(session, ops, protos):
-    """The TensorProto of the last output of `ops` (mapping's list, whose TensorInputs index
-    `protos`, sent inline) after one Run; onemodel.OneModelError when the server refuses."""
+def run(session, ops, protos, which=(-1,)):
+    """The TensorProtos of the outputs `which` (default: the last) of `ops` (mapping's list,
+    whose TensorInputs index `protos`, sent inline) after one Run; onemodel.OneModelError when
+    the server refuses."""
     outputs = session.run([_operation(o, protos) for o in ops], no_grad=True, reset_arena=True)
-    return session.get_proto(outputs[-1])
+    return [session.get_proto(outputs[i]) for i in which]
 
 
 def _operation(o, protos):

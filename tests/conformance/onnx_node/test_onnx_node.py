@@ -84,21 +84,28 @@ class Case:
         return self.reason is None
 
     def run(self, session, kernels):
-        """Runs the operations in `session`; records a failure reason for `kernels` or none."""
+        """Runs the operations in `session`; records a failure reason for `kernels` or none.
+        The last operation gives the node's output, or, for a node of several outputs, the
+        operations marked 'node_output' give theirs (mapping.by_output)."""
+        marked = [(i, o['node_output']) for i, o in enumerate(self.ops) if 'node_output' in o]
         try:
-            reply = run_ops.run(session, self.ops, self.protos)
+            which = marked or [(len(self.ops) - 1, 0)]
+            replies = zip(run_ops.run(session, self.ops, self.protos, [i for i, _ in which]),
+                          [k for _, k in which])
         except onemodel.OneModelError as e:
             self.failures[kernels] = 'server refused: %s' % e.details
             return
-        if reply.data_type != self.outputs[0].data_type:
-            self.failures[kernels] = 'type %s, expected %s' % (
-                mapping.type_name(reply.data_type), mapping.type_name(self.outputs[0].data_type))
-            return
-        actual = tensors.from_tensor_proto(reply)
         float_inputs = [a for a in self.arrays if a is not None]
-        reason = compare.check(self.family, kernels, actual, self.expected[0], float_inputs)
-        if reason:
-            self.failures[kernels] = reason
+        for reply, k in replies:
+            if reply.data_type != self.outputs[k].data_type:
+                self.failures[kernels] = 'output %d: type %s, expected %s' % (
+                    k, mapping.type_name(reply.data_type), mapping.type_name(self.outputs[k].data_type))
+                return
+            actual = tensors.from_tensor_proto(reply)
+            reason = compare.check(self.family, kernels, actual, self.expected[k], float_inputs)
+            if reason:
+                self.failures[kernels] = 'output %d: %s' % (k, reason) if marked else reason
+                return
 
     def passed(self, kernels):
         return self.expressible and kernels not in self.failures

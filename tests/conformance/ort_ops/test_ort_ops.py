@@ -117,7 +117,7 @@ class Case:
         try:
             ops, family = mapping.translate(mapping.Node(
                 self.node, self.row.opset, self.protos, self.arrays, 1))
-            actual = tensors.from_tensor_proto(run_ops.run(session, ops, self.protos))
+            actual = tensors.from_tensor_proto(run_ops.run(session, ops, self.protos)[0])
         except mapping.NotExpressible as e:
             self.failures[kernels] = 'not expressible: %s' % e
             return

@@ -15,6 +15,7 @@
 #include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
@@ -274,6 +275,13 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::Clip(x, -0.5f, 0.5f, ctx));
   out(ops::LeakyRelu(x, 0.2f, ctx));
   out(ops::Gelu(x, ops::GeluApproximation::kNone, ctx));
+  const Tensor ids = ops::Cast(w, DType::kInt64, ctx);  // all 0: x and w hold values below 1
+  out(ids);
+  out(ops::Embedding(w, ids, 0, ctx));
+  out(ops::Gather(x, ids, 3, ctx));
+  const Tensor both[] = {x, x};
+  out(ops::Concat(both, 1, ctx));
+  ops::Split(x, 2, {}, 2, 1, ctx);  // a view
   return outputs;
 }
 

@@ -32,6 +32,12 @@ def read_tensor(tokens):
     return torch.tensor(floats(tokens[1 + rank:]), dtype=torch.float32).reshape(dims)
 
 
+def index_tensor(tokens):
+    """RANK DIMS... VALUES... as an int64 tensor."""
+    rank = int(tokens[0])
+    return torch.tensor(ints(tokens[1 + rank:]), dtype=torch.int64).reshape(ints(tokens[1:1 + rank]))
+
+
 def ints(attrs):
     return [int(a) for a in attrs]
 
@@ -99,6 +105,19 @@ def run(op, attrs, xs):
         return torch.nn.functional.leaky_relu(xs[0], float.fromhex(attrs[0]))
     if op == "Cast":
         return xs[0].double().float() * xs[0]
+    if op == "Embedding":  # attrs: skip id (-1: none), then the indices' rank, dims, values
+        skip, idx = int(attrs[0]), index_tensor(attrs[1:])
+        return torch.nn.functional.embedding(idx, xs[0], None if skip < 0 else skip)
+    if op == "Gather":  # attrs: axis, then the indices as for Embedding
+        axis, idx = int(attrs[0]), index_tensor(attrs[1:])
+        axis %= xs[0].dim()
+        picked = torch.index_select(xs[0], axis, idx.reshape(-1) % xs[0].shape[axis])
+        return picked.reshape(xs[0].shape[:axis] + idx.shape + xs[0].shape[axis + 1:])
+    if op == "Concat":
+        return torch.cat(xs, dim=int(attrs[0]))
+    if op == "Split":  # attrs: axis, index, then the piece sizes
+        axis, index = int(attrs[0]), int(attrs[1])
+        return torch.split(xs[0], ints(attrs[2:]), dim=axis)[index]
     raise ValueError("unknown op " + op)
 
 

@@ -20,6 +20,7 @@
 #include "core/ops/compare.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
+#include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
@@ -468,6 +469,49 @@ TEST_F(TorchTest, TwoLayerMlpTrainsLikePyTorch) {
     }
   }
   EXPECT_LT(torch_losses.back(), torch_losses.front()) << "the network learned something";
+}
+
+// Embedding (with and without a skip id, repeated ids), Gather (negative indices and axes),
+// Concat and Split on strided inputs; the indices travel in the attributes.
+TEST_F(TorchTest, IndexingOpsMatchPyTorch) {
+  const auto index = [&](std::vector<int64_t> v, const Shape& shape) {
+    Tensor t = Tensor::Empty(shape, DType::kInt64, pool_);
+    std::copy(v.begin(), v.end(), t.MutableData<int64_t>().begin());
+    std::string text = std::to_string(shape.rank());
+    for (int32_t e : shape.extents()) text += " " + std::to_string(e);
+    for (int64_t i : v) text += " " + std::to_string(i);
+    return std::pair{t, text};
+  };
+  const auto ids = index({3, 1, 4, 1, 0, 3, 3, 2}, Shape{2, 4});
+  const Tensor table = Random(Shape{3, 5}, rng_, pool_).Transpose(0, 1);  // (5, 3), strided
+  for (int skip : {-1, 3}) {
+    Add("Embedding_skip" + std::to_string(skip), "Embedding",
+        std::to_string(skip) + " " + ids.second, {table},
+        [idx = ids.first, skip](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Embedding(in[0], idx, skip < 0 ? std::nullopt : std::optional<int64_t>(skip),
+                                c);
+        });
+  }
+  const auto picks = index({-1, 0, 2, -3, 1, 1}, Shape{3, 2});
+  const Tensor data = Random(Shape{2, 4, 3}, rng_, pool_).Slice(1, -2, -5, -1);  // (2, 3, 3)
+  for (int axis : {0, 1, -1}) {
+    const auto& p = axis == 0 ? index({1, -2, -1}, Shape{3}) : picks;
+    Add("Gather_axis" + std::to_string(axis), "Gather", std::to_string(axis) + " " + p.second,
+        {data}, [idx = p.first, axis](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::Gather(in[0], idx, axis, c);
+        });
+  }
+  Add("Concat", "Concat", "1",
+      {Random(Shape{2, 2, 3}, rng_, pool_), data, Random(Shape{3, 2, 1}, rng_, pool_).Permute({1, 2, 0})},
+      [](const std::vector<Tensor>& in, const OpContext& c) { return ops::Concat(in, 1, c); });
+  for (int piece : {0, 2}) {
+    Add("Split" + std::to_string(piece), "Split", "-1 " + std::to_string(piece) + " 1 0 2",
+        {data}, [piece](const std::vector<Tensor>& in, const OpContext& c) {
+          const int64_t sizes[] = {1, 0, 2};
+          return ops::Split(in[0], -1, sizes, 0, piece, c);
+        });
+  }
+  RunAll();
 }
 
 }  // namespace

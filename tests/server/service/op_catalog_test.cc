@@ -41,7 +41,8 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"Slice.stop", IntAttr(1)},
                                                {"Permute.perm", IntsAttr({0, 2, 3, 1})},
                                                {"SGD.lr", FloatAttr(0.1f)},
-                                               {"ClipGradNorm.max_norm", FloatAttr(1)}};
+                                               {"ClipGradNorm.max_norm", FloatAttr(1)},
+                                               {"Split.index", IntAttr(0)}};
   return values->at(op + "." + attribute);
 }
 
@@ -75,6 +76,11 @@ class OpCatalogTest : public ::testing::Test {
     for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<float>(i % 7 + 1);
     return requires_grad ? t.WithRequiresGrad() : t;
   }
+  // Input() as a (16, 2) table.
+  Tensor Table(bool requires_grad) {
+    const Tensor t = *Input().TryReshape({16, 2});
+    return requires_grad ? t.WithRequiresGrad() : t;
+  }
   // Inputs for `spec`: the same [1, 2, 4, 4] tensor for each, or for a variadic operation (an
   // optimizer) a zero step counter when it takes one and distinct tensors for its lists at
   // default attributes.
@@ -86,12 +92,16 @@ class OpCatalogTest : public ::testing::Test {
         // Where's condition is BOOL: a comparison of the input with itself shifted.
         inputs.push_back(name == "condition"
                              ? ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_)
+                         : name == "indices"  // Embedding's and Gather's: all 0
+                             ? Tensor::Empty(Shape{3}, DType::kInt64, pool_, /*zero=*/true)
+                         : name == "table"  // Embedding's (V, D)
+                             ? Table(requires_grad)
                              : Input(requires_grad));
       }
       return inputs;
     }
     static const std::map<std::string_view, int> lists = {
-        {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}};
+        {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}, {"Concat", 2}};
     std::vector<Tensor> inputs;
     if (spec.inputs.size() == 2)
       inputs.push_back(Tensor::Empty(Shape{}, DType::kInt64, pool_, true));

@@ -58,6 +58,7 @@ class OpRegistryTest : public ::testing::Test {
 TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
   const Tensor x = Iota();
   const Tensor img = Iota(Shape{1, 2, 4, 4});
+  const Tensor ids = Tensor::Empty(Shape{2, 2}, DType::kInt64, pool_, /*zero=*/true);
   std::map<std::string, std::function<Shape()>> cases = {
       {"Add",
        [&] {
@@ -247,6 +248,18 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"error_if_nonfinite", IntAttr(1)}})
              .shape();
        }},
+      {"Embedding", [&] { return Call("Embedding", {x, ids}, {{"skip_id", IntAttr(1)}}).shape(); }},
+      {"Gather", [&] { return Call("Gather", {x, ids}, {{"axis", IntAttr(-1)}}).shape(); }},
+      {"Concat", [&] { return Call("Concat", {x, x, x}, {{"axis", IntAttr(0)}}).shape(); }},
+      {"Split",
+       [&] {
+         return Call("Split", {x},
+                     {{"axis", IntAttr(1)},
+                      {"split", IntsAttr({1, 2})},
+                      {"num_outputs", IntAttr(2)},
+                      {"index", IntAttr(1)}})
+             .shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -267,7 +280,11 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"SGD", Shape{}},
                                                  {"AdamW", Shape{}},
                                                  {"ClipGradNorm", Shape{}},
-                                                 {"Conv2d", Shape{1, 4, 2, 2}}};
+                                                 {"Conv2d", Shape{1, 4, 2, 2}},
+                                                 {"Embedding", Shape{2, 2, 3}},
+                                                 {"Gather", Shape{2, 2, 2}},
+                                                 {"Concat", Shape{6, 3}},
+                                                 {"Split", Shape{2, 2}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
