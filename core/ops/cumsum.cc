@@ -28,8 +28,9 @@ Tensor RunningSums(const Tensor& x, int d, bool exclusive, bool reverse, const O
   const float* in = xv.Storage<float>().data() + xv.offset();
   float* o = out.MutableData<float>().data();
   const size_t lead = static_cast<size_t>(x.rank() - 1);
-  const auto lines = Walk::Of(xv.shape().extents().first(lead),
-                              {xv.strides().values().first(lead), ov.strides().values().first(lead)});
+  const auto lines =
+      Walk::Of(xv.shape().extents().first(lead),
+               {xv.strides().values().first(lead), ov.strides().values().first(lead)});
   const int64_t n = x.shape()[d], sx = xv.strides()[x.rank() - 1], so = ov.strides()[x.rank() - 1];
   const int64_t rx = lines.RowStride(0), ro = lines.RowStride(1);
   const CancelToken* cancel = CurrentCancelToken();

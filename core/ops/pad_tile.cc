@@ -81,7 +81,8 @@ AxisSource PadAxis(const Shape& shape, int d, int64_t begin, int64_t end, PadMod
 // The output shape of `sources` over `rank` axes.
 Shape ShapeOf(const Sources& sources, int rank) {
   std::array<int64_t, kMaxRank> extents{};
-  for (int d = 0; d < rank; ++d) extents[static_cast<size_t>(d)] = sources[static_cast<size_t>(d)].extent;
+  for (int d = 0; d < rank; ++d)
+    extents[static_cast<size_t>(d)] = sources[static_cast<size_t>(d)].extent;
   return Shape(std::span<const int64_t>(extents.data(), static_cast<size_t>(rank)));
 }
 
@@ -90,8 +91,7 @@ Sources PadSources(const Shape& shape, std::span<const int64_t> pads, PadMode mo
   const int rank = shape.rank();
   if (pads.size() != static_cast<size_t>(2 * rank)) {
     throw TensorShapeException("Pad: pads has " + std::to_string(pads.size()) + " values; x " +
-                               shape.ToString() + " needs 2 * rank = " +
-                               std::to_string(2 * rank) +
+                               shape.ToString() + " needs 2 * rank = " + std::to_string(2 * rank) +
                                " ([x1_begin, x2_begin, ..., x1_end, x2_end, ...], as ONNX)");
   }
   Sources sources;
@@ -155,9 +155,8 @@ Tensor Gather(const Tensor& x, const Sources& sources, float fill, const OpConte
   if (out.shape().IsEmpty()) return out;
   const float* in = x.Storage<float>().data() + x.offset();
   float* o = out.MutableData<float>().data();
-  ForEachSource(sources, x.rank(), x.strides(), [&](int64_t i, bool inside, int64_t offset) {
-    o[i] = inside ? in[offset] : fill;
-  });
+  ForEachSource(sources, x.rank(), x.strides(),
+                [&](int64_t i, bool inside, int64_t offset) { o[i] = inside ? in[offset] : fill; });
   return out;
 }
 
@@ -179,9 +178,9 @@ Tensor Scatter(const Tensor& g, const Shape& in_shape, const Sources& sources,
 void PadBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                  std::span<Tensor> grads) {
   const std::span<const int64_t> ints = r.ints();
-  grads[0] = Scatter(g, r.InputShape(0),
-                     PadSources(r.InputShape(0), ints.subspan(1), static_cast<PadMode>(ints[0])),
-                     ctx);
+  grads[0] =
+      Scatter(g, r.InputShape(0),
+              PadSources(r.InputShape(0), ints.subspan(1), static_cast<PadMode>(ints[0])), ctx);
 }
 
 void TileBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,

@@ -17,17 +17,16 @@
 namespace onemodel::ops {
 namespace {
 
-using internal::CheckFloat;
-using internal::NewFloat;
 using internal::AxisMask;
+using internal::CheckFloat;
 using internal::DropAxes;
+using internal::NewFloat;
 using Walk = onemodel::internal::StridedWalk<1>;
 
 // Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`. Stops
 // early (the sums incomplete) once the thread's CancelToken is cancelled: it looks before each
 // output element and every 2^20 elements summed.
-Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale,
-                   const OpContext& ctx) {
+Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const OpContext& ctx) {
   int kept = 0;
   for (int d = 0; d < x.rank(); ++d) kept += reduced[static_cast<size_t>(d)] ? 0 : 1;
   const DimVector<int> order = internal::KeptThenReduced(reduced, x.rank());

@@ -139,8 +139,8 @@ Tensor ArgExtremum(std::string_view op, Extremum e, const Tensor& x, int axis, b
   }
   AxisMask reduced{};
   reduced[static_cast<size_t>(d)] = true;
-  Tensor out = Tensor::Empty(internal::KeepDimsShape(x.shape(), reduced), DType::kInt64,
-                             ctx.allocator);
+  Tensor out =
+      Tensor::Empty(internal::KeepDimsShape(x.shape(), reduced), DType::kInt64, ctx.allocator);
   Scan(x, reduced, e, last, nullptr, out.MutableData<int64_t>().data());
   return keepdims ? out : internal::DropAxes(out, reduced);
 }

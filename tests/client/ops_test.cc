@@ -677,10 +677,11 @@ TEST_F(OpsTest, ExtremaArgExtremaPadTileAndCumSum) {
   EXPECT_THAT(Values(Run("Tile", {row}, {{"repeats", Ints{2, 1}}})), ElementsAre(1, 2, 3, 1, 2, 3));
   EXPECT_THAT(Values(Run("CumSum", {row}, {{"axis", 1}, {"exclusive", 1}, {"reverse", 1}})),
               ElementsAre(5, 3, 0));
-  EXPECT_TRUE(FailsWith([&] { Run("Pad", {row}, {{"pads", Ints{0, 1, 0, 1}}, {"mode", "mirror"}}); },
-                        grpc::StatusCode::INVALID_ARGUMENT, {"mode 'mirror'", "reflect, edge"}));
-  EXPECT_TRUE(FailsWith([&] { Run("ArgMax", {Put({}, {2, 0})}, {{"axis", 1}}); },
-                        grpc::StatusCode::INVALID_ARGUMENT, {"ArgMax", "is empty"}));
+  const auto mirror = [&] { Run("Pad", {row}, {{"pads", Ints{0, 1, 0, 1}}, {"mode", "mirror"}}); };
+  EXPECT_TRUE(FailsWith(mirror, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"mode 'mirror'", "reflect, edge"}));
+  const auto empty_axis = [&] { Run("ArgMax", {Put({}, {2, 0})}, {{"axis", 1}}); };
+  EXPECT_TRUE(FailsWith(empty_axis, grpc::StatusCode::INVALID_ARGUMENT, {"ArgMax", "is empty"}));
 }
 
 }  // namespace

@@ -391,17 +391,22 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                            {"norm_type", FloatAttr(std::numeric_limits<float>::infinity())}})});
   add("clipgradnorm-empty", {Op("ClipGradNorm", {empty, image},
                                 {{"max_norm", FloatAttr(1)}, {"error_if_nonfinite", IntAttr(1)}})});
-  add("reducemax", {Op("ReduceMax", {image}, {{"axes", IntsAttr({1, -1})}, {"keepdims", IntAttr(1)}})});
+  add("reducemax",
+      {Op("ReduceMax", {image}, {{"axes", IntsAttr({1, -1})}, {"keepdims", IntAttr(1)}})});
   add("reducemin-empty", {Op("ReduceMin", {empty}, {{"axes", IntsAttr({0})}})});
-  add("argmax-last", {Op("ArgMax", {xt}, {{"axis", IntAttr(-1)}, {"select_last_index", IntAttr(1)}})});
+  add("argmax-last",
+      {Op("ArgMax", {xt}, {{"axis", IntAttr(-1)}, {"select_last_index", IntAttr(1)}})});
   add("argmin-empty-axis", {Op("ArgMin", {empty}, {{"axis", IntAttr(0)}})});
   add("pad-reflect-crop", {Op("Pad", {image}, {{"pads", IntsAttr({0, 0, -1, 1, 0, 0, 1, -1})},
                                                {"mode", StringAttr("reflect")}})});
-  add("pad-edge-empty", {Op("Pad", {empty}, {{"pads", IntsAttr({1, 0, 0, 0})}, {"mode", StringAttr("edge")}})});
-  add("pad-unknown-mode", {Op("Pad", {x}, {{"pads", IntsAttr({0, 0, 0, 0})}, {"mode", StringAttr("mirror")}})});
+  add("pad-edge-empty",
+      {Op("Pad", {empty}, {{"pads", IntsAttr({1, 0, 0, 0})}, {"mode", StringAttr("edge")}})});
+  add("pad-unknown-mode",
+      {Op("Pad", {x}, {{"pads", IntsAttr({0, 0, 0, 0})}, {"mode", StringAttr("mirror")}})});
   add("tile", {Op("Tile", {xt}, {{"repeats", IntsAttr({2, 3})}})});
   add("cumsum-exclusive-reverse",
-      {Op("CumSum", {x}, {{"axis", IntAttr(-1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}})});
+      {Op("CumSum", {x},
+          {{"axis", IntAttr(-1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();

@@ -101,7 +101,8 @@ TEST_F(ReduceShapeOpsTest, ReduceMaxOverSeveralAxesMatchesALoopOverEveryElement)
   for (int64_t a = 0; a < 2; ++a)
     for (int64_t b = 0; b < 3; ++b)
       for (int64_t c = 0; c < 4; ++c)
-        want[static_cast<size_t>(b)] = std::max(want[static_cast<size_t>(b)], x.At<float>({a, b, c}));
+        want[static_cast<size_t>(b)] =
+            std::max(want[static_cast<size_t>(b)], x.At<float>({a, b, c}));
   EXPECT_EQ(Values(m), want);
   const Tensor all = ops::ReduceMin(x, {}, false, ctx_);
   EXPECT_EQ(all.shape(), Shape{});
@@ -169,7 +170,9 @@ TEST_F(ReduceShapeOpsTest, ArgMaxReadsStridedViewsAndRefusesAnEmptyAxis) {
   EXPECT_EQ(Indices(ops::ArgMin(m.Slice(1, 2, -4, -1), 1, false, false, ctx_)), (I{2, 2}));
   EXPECT_EQ(ops::ArgMax(Filled(Shape{0, 3}, 1), 1, false, false, ctx_).shape(), (Shape{0}));
   ExpectError<TensorShapeException>(
-      [&] { ops::ArgMax(Filled(Shape{2, 0}, 1), 1, false, false, ctx_); },
+      [&] {
+        ops::ArgMax(Filled(Shape{2, 0}, 1), 1, false, false, ctx_);
+      },
       {"ArgMax", "axis 1", "[2, 0]", "is empty"});
   ExpectError<TensorShapeException>([&] { ops::ArgMin(m, 2, false, false, ctx_); },
                                     {"ArgMin", "out of range"});
@@ -206,9 +209,9 @@ TEST_F(ReduceShapeOpsTest, NegativePadsCropBeforeTheModeReads) {
 TEST_F(ReduceShapeOpsTest, PadReadsStridedAndEmptyInputs) {
   const Tensor x = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
   const int64_t pads[] = {0, 1, 0, 0};  // x^T reversed along rows: [[3, 6], [2, 5], [1, 4]]
-  EXPECT_EQ(Values(ops::Pad(x.Transpose(0, 1).Slice(0, 2, -4, -1), pads, ops::PadMode::kEdge, 0,
-                            ctx_)),
-            (F{3, 3, 6, 2, 2, 5, 1, 1, 4}));
+  EXPECT_EQ(
+      Values(ops::Pad(x.Transpose(0, 1).Slice(0, 2, -4, -1), pads, ops::PadMode::kEdge, 0, ctx_)),
+      (F{3, 3, 6, 2, 2, 5, 1, 1, 4}));
   const int64_t grow[] = {1, 0, 0, 0};
   EXPECT_EQ(Values(ops::Pad(Filled(Shape{0, 2}, 1), grow, ops::PadMode::kConstant, 7, ctx_)),
             (F{7, 7}));
@@ -218,25 +221,22 @@ TEST_F(ReduceShapeOpsTest, PadReadsStridedAndEmptyInputs) {
 TEST_F(ReduceShapeOpsTest, PadGradientSumsEveryCopyOfAnElement) {
   const Tensor x = Vec({1, 2, 3, 4, 5, 6}, Shape{2, 3});
   const int64_t width[] = {0, 2, 0, 1};  // sources per row: 2 1 0 1 2 1; g = 1..12
-  EXPECT_EQ(GradOf(x,
-                   [&](const Tensor& t) {
-                     return ops::Pad(t, width, ops::PadMode::kReflect, 0, ctx_);
-                   }),
-            (F{3, 12, 6, 9, 30, 18}));
+  EXPECT_EQ(
+      GradOf(x,
+             [&](const Tensor& t) { return ops::Pad(t, width, ops::PadMode::kReflect, 0, ctx_); }),
+      (F{3, 12, 6, 9, 30, 18}));
   const int64_t crop[] = {0, -1, 0, 1};  // the cropped column gets nothing, the constant gives
-  EXPECT_EQ(GradOf(x,
-                   [&](const Tensor& t) {
-                     return ops::Pad(t, crop, ops::PadMode::kConstant, 0, ctx_);
-                   }),
-            (F{0, 1, 2, 0, 4, 5}));
+  EXPECT_EQ(
+      GradOf(x,
+             [&](const Tensor& t) { return ops::Pad(t, crop, ops::PadMode::kConstant, 0, ctx_); }),
+      (F{0, 1, 2, 0, 4, 5}));
 }
 
 TEST_F(ReduceShapeOpsTest, PadRefusesWhatItCannotPad) {
   const Tensor x = Filled(Shape{2, 3}, 1);
   const int64_t three[] = {1, 1, 1};
-  ExpectError<TensorShapeException>(
-      [&] { ops::Pad(x, three, ops::PadMode::kConstant, 0, ctx_); },
-      {"Pad", "3 values", "2 * rank = 4", "x1_begin"});
+  ExpectError<TensorShapeException>([&] { ops::Pad(x, three, ops::PadMode::kConstant, 0, ctx_); },
+                                    {"Pad", "3 values", "2 * rank = 4", "x1_begin"});
   const int64_t deep[] = {0, 3, 0, 0};
   ExpectError<TensorShapeException>([&] { ops::Pad(x, deep, ops::PadMode::kReflect, 0, ctx_); },
                                     {"Pad", "axis 1", "reflect", "below", "edge or constant"});
@@ -245,7 +245,9 @@ TEST_F(ReduceShapeOpsTest, PadRefusesWhatItCannotPad) {
                                     {"Pad", "axis 0", "crop more"});
   const int64_t grow[] = {1, 0, 0, 0};
   ExpectError<TensorShapeException>(
-      [&] { ops::Pad(Filled(Shape{0, 2}, 1), grow, ops::PadMode::kEdge, 0, ctx_); },
+      [&] {
+        ops::Pad(Filled(Shape{0, 2}, 1), grow, ops::PadMode::kEdge, 0, ctx_);
+      },
       {"Pad", "empty", "constant padding"});
   ExpectError<TensorException>([] { ops::ParsePadMode("mirror"); },
                                {"mirror", "constant, reflect, edge or wrap"});
@@ -271,8 +273,7 @@ TEST_F(ReduceShapeOpsTest, TileRepeatsEachAxisAndSumsTheTilesGradients) {
             (F{3, 2, 1, 3, 2, 1}));
   const int64_t zero[] = {0, 2};
   EXPECT_EQ(ops::Tile(x, zero, ctx_).shape(), (Shape{0, 4}));
-  EXPECT_EQ(GradOf(x, [&](const Tensor& v) { return ops::Tile(v, zero, ctx_); }),
-            (F{0, 0, 0, 0}));
+  EXPECT_EQ(GradOf(x, [&](const Tensor& v) { return ops::Tile(v, zero, ctx_); }), (F{0, 0, 0, 0}));
 }
 
 TEST_F(ReduceShapeOpsTest, TileRefusesAWrongCountOrANegativeRepeat) {
@@ -297,7 +298,8 @@ TEST_F(ReduceShapeOpsTest, CumSumExclusiveAndReverseMatchTheirTables) {
   EXPECT_EQ(Values(ops::CumSum(m.Transpose(0, 1), 0, false, false, ctx_)), (F{1, 4, 3, 9, 6, 15}));
   EXPECT_EQ(Values(ops::CumSum(m.Slice(1, 2, -4, -1), 1, false, false, ctx_)),
             (F{3, 5, 6, 6, 11, 15}));
-  ExpectSameFloats(Values(ops::CumSum(Vec({1, kNaN, 2}, Shape{3}), 0, false, false, ctx_)), F{1, kNaN, kNaN});
+  ExpectSameFloats(Values(ops::CumSum(Vec({1, kNaN, 2}, Shape{3}), 0, false, false, ctx_)),
+                   F{1, kNaN, kNaN});
 }
 
 TEST_F(ReduceShapeOpsTest, CumSumAccumulatesInDouble) {
