@@ -138,6 +138,21 @@ def test_pad_tile_cumsum(ksess, rng, mode, torch_mode):
           np.flip(np.cumsum(np.flip(a, -1), -1), -1) - a)
 
 
+def test_extrema_pad_tile_cumsum_are_bit_identical_on_both_kernel_choices(client, rng):
+    a = (rng.standard_normal((3, 50, 7)) * 1e4).astype(np.float32)  # sums that round
+
+    def run(kernels):
+        with client.session(kernels=kernels) as s:
+            t = s.tensor(a)
+            return [t.cumsum(1).numpy(), t.cumsum(1, exclusive=True, reverse=True).numpy(),
+                    t.reduce_max([0, 2]).numpy(), t.reduce_min(1).numpy(),
+                    t.argmax(1).numpy(), t.pad([1, 0, 2, 0, 3, 1], 'reflect').numpy(),
+                    t.tile([1, 2, 1]).numpy()]
+
+    for exact, fast in zip(run('exact'), run('fast')):
+        assert exact.tobytes() == fast.tobytes()
+
+
 @pytest.mark.parametrize('axis', [-1, 0, 1])
 def test_softmax_log_softmax(ksess, rng, axis):
     a = f32(rng, 3, 5)
