@@ -86,6 +86,11 @@ constexpr std::pair<std::string_view, Rule> kRules[] = {
     // make the output larger than the input), ToLayout (blocks pad the channels), Where
     // (three operands), Conv2d (work grows with the kernel) and the optimizers (variadic
     // lists) are not bounded here: they run on a worker.
+    {"ReduceMax", Rule::kAtMostInput},
+    {"ReduceMin", Rule::kAtMostInput},
+    {"CumSum", Rule::kSame},
+    // Pad and Tile (their attributes set the output's size) and ArgMax/ArgMin (an INT64
+    // output twice a FLOAT input's bytes) run on a worker.
 };
 
 std::optional<Rule> RuleOf(std::string_view op) {

@@ -9,11 +9,14 @@
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
 #include "core/ops/conversion.h"
+#include "core/ops/cumsum.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
+#include "core/ops/pad_tile.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
+#include "core/ops/reduce_extrema.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "server/logging.h"
@@ -194,6 +197,9 @@ constexpr Kind kInts = v1::Attribute::kInts;
 constexpr AttrSpec kAxes = {"axes", kInts, "[]", "the axes to reduce; [] reduces all"};
 constexpr AttrSpec kKeepDims = {"keepdims", kI, "0", "1 keeps each reduced axis with extent 1"};
 constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
+constexpr AttrSpec kArgAxis = {"axis", kI, "0", "the axis to search along"};
+constexpr AttrSpec kSelectLastIndex = {"select_last_index", kI, "0",
+                                       "1 returns the last of equal extrema, not the first"};
 constexpr AttrSpec kScale = {"scale", kF, "1", "multiplies X first (1/temperature)"};
 constexpr AttrSpec kKernelShape = {"kernel_shape", kInts, "", "the window [height, width]"};
 constexpr AttrSpec kStrides = {"strides", kInts, "[1, 1]", "the window's step [height, width]"};
@@ -364,6 +370,44 @@ const OpSpec kOps[] = {
      [](const OpCall& c) {
        return ops::Split(c.in(0), c.Int32("axis", 0), c.Ints("split", {}),
                          c.Int("num_outputs", 1), c.Int("index"), c.ctx()); }},
+    {"ReduceMax", {"X"}, {kAxes, kKeepDims}, true,
+     "the largest element over axes (NaN wins; empty: -inf); gradient to the first largest",
+     [](const OpCall& c) {
+       return ops::ReduceMax(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0,
+                             c.ctx()); }},
+    {"ReduceMin", {"X"}, {kAxes, kKeepDims}, true,
+     "the smallest element over axes (NaN wins; empty: +inf); gradient to the first smallest",
+     [](const OpCall& c) {
+       return ops::ReduceMin(c.in(0), c.Ints32("axes", {}), c.Int("keepdims", 0) != 0,
+                             c.ctx()); }},
+    {"ArgMax", {"X"}, {kArgAxis, kKeepDims, kSelectLastIndex}, false,
+     "the INT64 index of the largest element along axis (NaN counts as largest)",
+     [](const OpCall& c) {
+       return ops::ArgMax(c.in(0), c.Int32("axis", 0), c.Int("keepdims", 0) != 0,
+                          PoolFlag(c, "select_last_index"), c.ctx()); }},
+    {"ArgMin", {"X"}, {kArgAxis, kKeepDims, kSelectLastIndex}, false,
+     "the INT64 index of the smallest element along axis (NaN counts as smallest)",
+     [](const OpCall& c) {
+       return ops::ArgMin(c.in(0), c.Int32("axis", 0), c.Int("keepdims", 0) != 0,
+                          PoolFlag(c, "select_last_index"), c.ctx()); }},
+    {"Pad", {"X"},
+     {{"pads", kInts, "", "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; negative crops"},
+      {"mode", kS, "constant", "constant, reflect, edge or wrap"},
+      {"value", kF, "0", "the constant of constant mode"}},
+     true, "X padded (or cropped) along each axis, as ONNX Pad", [](const OpCall& c) {
+       return ops::Pad(c.in(0), c.Ints("pads"),
+                       ops::ParsePadMode(c.Has("mode") ? c.String("mode") : "constant"),
+                       c.Float("value", 0.0f), c.ctx()); }},
+    {"Tile", {"X"}, {{"repeats", kInts, "", "how many copies along each axis (>= 0)"}}, true,
+     "X repeated along each axis", [](const OpCall& c) {
+       return ops::Tile(c.in(0), c.Ints("repeats"), c.ctx()); }},
+    {"CumSum", {"X"},
+     {{"axis", kI, "0", "the axis to sum along"},
+      {"exclusive", kI, "0", "1 leaves each element out of its own sum"},
+      {"reverse", kI, "0", "1 sums from the end"}},
+     true, "running sums of X along axis (in order, in double)", [](const OpCall& c) {
+       return ops::CumSum(c.in(0), c.Int32("axis", 0), PoolFlag(c, "exclusive"),
+                          PoolFlag(c, "reverse"), c.ctx()); }},
 };
 // clang-format on
 

@@ -29,14 +29,15 @@ namespace onemodel {
 // The operations that record, one row each: X(Name) gives OpKind::kName and its name "Name"
 // (OpKindName, the grad_fn clients see). An elementwise op's row has its BinaryOp/UnaryOp
 // name (core/kernels/kernels.h): core/ops maps one to the other by name, never by position.
-#define ONEMODEL_FOR_EACH_OP_KIND(X)                                                          \
-  X(Add) X(Sub) X(Mul) X(Div) X(Max) X(Min) X(Pow) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt)        \
-  X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(MatMul) X(MaxPool2d) X(Sum) X(Mean) X(Softmax)         \
-  X(LogSoftmax) X(Cast) X(Contiguous) X(Copy) X(ToLayout) X(Reshape) X(Permute) X(Slice)      \
-  X(Expand) X(Squeeze) X(Unsqueeze) X(Conv2d)                                                \
-  X(Erf) X(Where) X(Clip) X(LeakyRelu)                                                         \
-  X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)                                           \
-  X(Embedding) X(Gather) X(Concat)
+#define ONEMODEL_FOR_EACH_OP_KIND(X)                                                      \
+  X(Add) X(Sub) X(Mul) X(Div) X(Max) X(Min) X(Pow) X(Neg) X(Abs) X(Exp) X(Log) X(Sqrt)    \
+  X(Relu) X(Sigmoid) X(Tanh) X(Gelu) X(MatMul) X(MaxPool2d) X(Sum) X(Mean) X(Softmax)     \
+  X(LogSoftmax) X(Cast) X(Contiguous) X(Copy) X(ToLayout) X(Reshape) X(Permute) X(Slice)  \
+  X(Expand) X(Squeeze) X(Unsqueeze) X(Conv2d)                                             \
+  X(Erf) X(Where) X(Clip) X(LeakyRelu)                                                    \
+  X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)                                        \
+  X(Embedding) X(Gather) X(Concat)                                                        \
+  X(ReduceMax) X(ReduceMin) X(Pad) X(Tile) X(CumSum)
 
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };

@@ -10,51 +10,27 @@
 #include "core/common/cancellation.h"
 #include "core/common/exceptions.h"
 #include "core/ops/internal/op_utils.h"
+#include "core/ops/internal/reduce_axes.h"
 #include "core/shape/dim_vector.h"
 #include "core/shape/strided_walk.h"
 
 namespace onemodel::ops {
 namespace {
 
+using internal::AxisMask;
 using internal::CheckFloat;
+using internal::DropAxes;
 using internal::NewFloat;
 using Walk = onemodel::internal::StridedWalk<1>;
-
-// Which axes of a rank-r tensor are reduced (empty `axes`: all). Throws for duplicates.
-std::array<bool, kMaxRank> ReducedAxes(std::string_view op, std::span<const int> axes, int rank) {
-  std::array<bool, kMaxRank> reduced{};
-  if (axes.empty()) {
-    for (int d = 0; d < rank; ++d) reduced[static_cast<size_t>(d)] = true;
-    return reduced;
-  }
-  for (int a : axes) {
-    const int d = internal::NormalizeAxis(op, a, rank);
-    if (reduced[static_cast<size_t>(d)]) {
-      throw TensorShapeException(std::string(op) + ": axis " + std::to_string(a) +
-                                 " is given twice");
-    }
-    reduced[static_cast<size_t>(d)] = true;
-  }
-  return reduced;
-}
 
 // Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`. Stops
 // early (the sums incomplete) once the thread's CancelToken is cancelled: it looks before each
 // output element and every 2^20 elements summed.
-Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, double scale,
-                   const OpContext& ctx) {
-  const int rank = x.rank();
-  DimVector<int64_t> out_extents;
-  DimVector<int> order;  // kept axes first, then reduced ones
-  for (int d = 0; d < rank; ++d) {
-    out_extents.push_back(reduced[static_cast<size_t>(d)] ? 1 : x.shape()[d]);
-    if (!reduced[static_cast<size_t>(d)]) order.push_back(d);
-  }
-  const int kept = static_cast<int>(order.size());
-  for (int d = 0; d < rank; ++d) {
-    if (reduced[static_cast<size_t>(d)]) order.push_back(d);
-  }
-  Tensor out = NewFloat(Shape(out_extents.span()), ctx);
+Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const OpContext& ctx) {
+  int kept = 0;
+  for (int d = 0; d < x.rank(); ++d) kept += reduced[static_cast<size_t>(d)] ? 0 : 1;
+  const DimVector<int> order = internal::KeptThenReduced(reduced, x.rank());
+  Tensor out = NewFloat(internal::KeepDimsShape(x.shape(), reduced), ctx);
   const Tensor v = x.Permute(order.span());
   const float* in = x.Storage<float>().data() + v.offset();
   float* o = out.MutableData<float>().data();
@@ -91,23 +67,11 @@ Tensor SumKeepDims(const Tensor& x, const std::array<bool, kMaxRank>& reduced, d
   return out;
 }
 
-// Drops the reduced axes of a keepdims result (a view).
-Tensor DropAxes(const Tensor& t, const std::array<bool, kMaxRank>& reduced) {
-  DimVector<int64_t> extents;
-  for (int d = 0; d < t.rank(); ++d) {
-    if (!reduced[static_cast<size_t>(d)]) extents.push_back(t.shape()[d]);
-  }
-  return *t.TryReshape(extents.span());  // contiguous, so always a view
-}
-
 // Backward of Sum and Mean: the output gradient spread back over the reduced axes, scaled.
 void ReduceBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
   const Shape& in_shape = r.InputShape(0);
-  DimVector<int64_t> keep;
-  for (int d = 0; d < in_shape.rank(); ++d) {
-    keep.push_back(r.ints()[static_cast<size_t>(d)] ? 1 : in_shape[d]);
-  }
+  const DimVector<int64_t> keep(internal::KeepDimsShape(in_shape, internal::MaskOf(r.ints())));
   const internal::Temporary g_keep(g.Reshape(keep.span(), ctx.allocator), g);
   Tensor scale = NewFloat(Shape{}, ctx);
   scale.Fill(r.floats()[0]);
@@ -120,7 +84,7 @@ Tensor Reduce(OpKind kind, const Tensor& x, std::span<const int> axes, bool keep
               const OpContext& ctx) {
   const std::string_view op = OpKindName(kind);
   CheckFloat(op, "x", x);
-  const std::array<bool, kMaxRank> reduced = ReducedAxes(op, axes, x.rank());
+  const AxisMask reduced = internal::ReducedAxes(op, axes, x.rank());
   int64_t count = 1;
   for (int d = 0; d < x.rank(); ++d) {
     if (reduced[static_cast<size_t>(d)]) count *= x.shape()[d];
@@ -132,8 +96,7 @@ Tensor Reduce(OpKind kind, const Tensor& x, std::span<const int> axes, bool keep
   if (!keepdims) out = DropAxes(out, reduced);
   if (!ShouldRecord({&x})) return out;
   auto record = internal::NewRecord(kind, &ReduceBackward, {&x});
-  std::vector<int64_t> mask(reduced.begin(), reduced.begin() + x.rank());
-  record->SetInts(std::move(mask));
+  record->SetInts(internal::MaskInts(reduced, x.rank()));
   record->SetFloats({static_cast<float>(scale)});
   return out.WithAutogradNode(std::move(record));
 }
@@ -150,7 +113,7 @@ Tensor Mean(const Tensor& x, std::span<const int> axes, bool keepdims, const OpC
 
 Tensor SumToShape(const Tensor& g, const Shape& shape, const OpContext& ctx) {
   const int lead = g.rank() - shape.rank();
-  std::array<bool, kMaxRank> reduced{};
+  AxisMask reduced{};
   for (int d = 0; d < g.rank(); ++d) {
     reduced[static_cast<size_t>(d)] = d < lead || (shape[d - lead] == 1 && g.shape()[d] != 1);
   }

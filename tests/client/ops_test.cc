@@ -689,5 +689,38 @@ TEST_F(OpsTest, ConcatTakesAnyNumberOfInputsAndSplitReturnsOnePiece) {
                         grpc::StatusCode::INVALID_ARGUMENT, {"add up to 2", "extent 4"}));
 }
 
+TEST_F(OpsTest, ExtremaArgExtremaPadTileAndCumSum) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const TensorHandle x = Put({1, 3, 3, 2, nan, 5, nan, -1}, {2, 4});
+  const TensorHandle max = Run("ReduceMax", {x}, {{"axes", Ints{1}}, {"keepdims", 1}});
+  EXPECT_THAT(max.info().dims(), ElementsAre(2, 1));
+  const std::vector<float> m = Values(max);
+  EXPECT_EQ(m[0], 3);
+  EXPECT_TRUE(std::isnan(m[1])) << "NaN wins";
+  const std::vector<float> columns = Values(Run("ReduceMin", {x}, {{"axes", Ints{0}}}));
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_TRUE(std::isnan(columns[0]) && std::isnan(columns[2])) << "min(1, NaN) is NaN";
+  EXPECT_EQ(columns[1], 3);
+  EXPECT_EQ(columns[3], -1);
+  const TensorHandle arg = Run("ArgMax", {x}, {{"axis", 1}});
+  EXPECT_EQ(arg.info().data_type(), onnx::TensorProto::INT64);
+  EXPECT_EQ(session_->Get<int64_t>(arg), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(session_->Get<int64_t>(Run("ArgMin", {x}, {{"axis", -1}, {"select_last_index", 1}})),
+            (std::vector<int64_t>{0, 2}));
+  const TensorHandle row = Put({1, 2, 3}, {1, 3});
+  EXPECT_THAT(Values(Run("Pad", {row}, {{"pads", Ints{0, 2, 0, 1}}, {"mode", "reflect"}})),
+              ElementsAre(3, 2, 1, 2, 3, 2));
+  EXPECT_THAT(Values(Run("Pad", {row}, {{"pads", Ints{1, -1, 0, 0}}, {"value", 9.0f}})),
+              ElementsAre(9, 9, 2, 3));
+  EXPECT_THAT(Values(Run("Tile", {row}, {{"repeats", Ints{2, 1}}})), ElementsAre(1, 2, 3, 1, 2, 3));
+  EXPECT_THAT(Values(Run("CumSum", {row}, {{"axis", 1}, {"exclusive", 1}, {"reverse", 1}})),
+              ElementsAre(5, 3, 0));
+  const auto mirror = [&] { Run("Pad", {row}, {{"pads", Ints{0, 1, 0, 1}}, {"mode", "mirror"}}); };
+  EXPECT_TRUE(FailsWith(mirror, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"mode 'mirror'", "reflect, edge"}));
+  const auto empty_axis = [&] { Run("ArgMax", {Put({}, {2, 0})}, {{"axis", 1}}); };
+  EXPECT_TRUE(FailsWith(empty_axis, grpc::StatusCode::INVALID_ARGUMENT, {"ArgMax", "is empty"}));
+}
+
 }  // namespace
 }  // namespace onemodel::testing

@@ -402,6 +402,22 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("concat-mismatch", {Op("Concat", {x, image}, {{"axis", IntAttr(-1)}})});
   add("split-piece", {Op("Split", {image}, {{"axis", IntAttr(1)}, {"split", IntsAttr({1, 1})},
                                            {"index", IntAttr(1)}})});
+  add("reducemax",
+      {Op("ReduceMax", {image}, {{"axes", IntsAttr({1, -1})}, {"keepdims", IntAttr(1)}})});
+  add("reducemin-empty", {Op("ReduceMin", {empty}, {{"axes", IntsAttr({0})}})});
+  add("argmax-last",
+      {Op("ArgMax", {xt}, {{"axis", IntAttr(-1)}, {"select_last_index", IntAttr(1)}})});
+  add("argmin-empty-axis", {Op("ArgMin", {empty}, {{"axis", IntAttr(0)}})});
+  add("pad-reflect-crop", {Op("Pad", {image}, {{"pads", IntsAttr({0, 0, -1, 1, 0, 0, 1, -1})},
+                                               {"mode", StringAttr("reflect")}})});
+  add("pad-edge-empty",
+      {Op("Pad", {empty}, {{"pads", IntsAttr({1, 0, 0, 0})}, {"mode", StringAttr("edge")}})});
+  add("pad-unknown-mode",
+      {Op("Pad", {x}, {{"pads", IntsAttr({0, 0, 0, 0})}, {"mode", StringAttr("mirror")}})});
+  add("tile", {Op("Tile", {xt}, {{"repeats", IntsAttr({2, 3})}})});
+  add("cumsum-exclusive-reverse",
+      {Op("CumSum", {x},
+          {{"axis", IntAttr(-1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();
@@ -440,6 +456,10 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
                                                         {{"layout", StringAttr("Blocked")},
                                                          {"block", IntAttr(i32_max)}})});
   add("unsqueeze-min", {Op("Unsqueeze", {x}, {{"dim", IntAttr(i32_min)}})});
+  add("pad-huge", {Op("Pad", {x}, {{"pads", IntsAttr({i32_max, 0, i64_min, i32_max})}})});
+  add("pad-max-extent", {Op("Pad", {x}, {{"pads", IntsAttr({0, i32_max - 2, 0, 0})}})});
+  add("tile-huge", {Op("Tile", {x}, {{"repeats", IntsAttr({i32_max, i32_max})}})});
+  add("cumsum-axis-min", {Op("CumSum", {x}, {{"axis", IntAttr(i32_min)}})});
   add("softmax-axis-min", {Op("Softmax", {x}, {{"axis", IntAttr(i32_min)}})});
   add("split-extremes", {Op("Split", {x}, {{"num_outputs", IntAttr(i64_max)},
                                            {"index", IntAttr(i64_max - 1)}}),

@@ -478,6 +478,44 @@ class Tensor:
         """The mean of each (n, c) plane of an (N, C, H, W) tensor, shape (N, C, 1, 1)."""
         return apply('GlobalAvgPool2d', self)
 
+    # ---- extrema, padding, tiling, running sums -----------------------------------------------
+
+    def reduce_max(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
+        """The largest element over `axes` (default all); NaN wins, an empty reduction gives
+        -inf; the gradient goes to the first largest element (as torch.max(x, dim))."""
+        return apply('ReduceMax', self, **_reduce_attrs(axes, keepdims))
+
+    def reduce_min(self, axes: Optional[Ints] = None, keepdims: bool = False) -> Tensor:
+        """As reduce_max for the smallest element (empty: +inf)."""
+        return apply('ReduceMin', self, **_reduce_attrs(axes, keepdims))
+
+    def argmax(self, axis: int = 0, keepdims: bool = False,
+               select_last_index: bool = False) -> Tensor:
+        """The INT64 index of the largest element along `axis`: the first of equals (the last
+        with select_last_index); NaN counts as the largest."""
+        return apply('ArgMax', self, axis=int(axis), keepdims=int(bool(keepdims)),
+                     select_last_index=int(bool(select_last_index)))
+
+    def argmin(self, axis: int = 0, keepdims: bool = False,
+               select_last_index: bool = False) -> Tensor:
+        """As argmax for the smallest element; NaN still counts as the extremum (as torch)."""
+        return apply('ArgMin', self, axis=int(axis), keepdims=int(bool(keepdims)),
+                     select_last_index=int(bool(select_last_index)))
+
+    def pad(self, pads: Ints, mode: str = 'constant', value: float = 0.0) -> Tensor:
+        """Padded as ONNX Pad: pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...] (negative
+        crops); mode constant (with value), reflect, edge or wrap."""
+        return apply('Pad', self, pads=_ints(pads), mode=str(mode), value=float(value))
+
+    def tile(self, repeats: Ints) -> Tensor:
+        """Repeated repeats[d] times along each axis d (one value per axis)."""
+        return apply('Tile', self, repeats=_ints(repeats))
+
+    def cumsum(self, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+        """Running sums along `axis` (ONNX CumSum's exclusive and reverse), summed in double."""
+        return apply('CumSum', self, axis=int(axis), exclusive=int(bool(exclusive)),
+                     reverse=int(bool(reverse)))
+
     def conv2d(self, weight: Operand, bias: Optional[Operand] = None, stride: Ints = 1,
                padding: Ints = 0, dilation: Ints = 1, groups: int = 1) -> Tensor:
         """Over an (N, C, H, W) tensor with weight (K, C / groups, KH, KW) and an optional bias

@@ -22,7 +22,10 @@ SAME_TYPE = frozenset({'Contiguous', 'Copy', 'Detach', 'ToLayout'})
 # the comparisons: BOOL results, never recorded
 COMPARISONS = ('Equal', 'Less', 'LessEqual', 'Greater', 'GreaterEqual')
 # operations that never record for backward (the optimizers update their inputs in place)
-NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(COMPARISONS))
+# the index searches: INT64 results, never recorded
+ARG_EXTREMA = ('ArgMax', 'ArgMin')
+NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(COMPARISONS)
+                               | set(ARG_EXTREMA))
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
 # the grad_fn name the server gives (docs/protocol.md section 3)
@@ -186,6 +189,22 @@ def _split(x: Shape, attrs: Attrs) -> Shape:
     return x[:axis] + (sizes[index],) + x[axis + 1:]
 
 
+def _pad(x: Shape, pads: Sequence[int]) -> Shape:
+    rank = len(x)
+    if len(pads) != 2 * rank:
+        raise ValueError('pads needs 2 * rank values')
+    out = tuple(d + int(pads[i]) + int(pads[i + rank]) for i, d in enumerate(x))
+    if any(d < 0 for d in out):
+        raise ValueError('crops more than an axis holds')
+    return out
+
+
+def _tile(x: Shape, repeats: Sequence[int]) -> Shape:
+    if len(repeats) != len(x) or any(int(r) < 0 for r in repeats):
+        raise ValueError('repeats needs one value >= 0 per axis')
+    return tuple(d * int(r) for d, r in zip(x, repeats))
+
+
 _BINARY = ('Add', 'Sub', 'Mul', 'Div', 'Max', 'Min', 'Pow') + COMPARISONS
 _SAME_SHAPE = ('Neg', 'Abs', 'Exp', 'Log', 'Sqrt', 'Relu', 'Sigmoid', 'Tanh', 'Gelu', 'Softmax',
                'LogSoftmax', 'Cast', 'Contiguous', 'Copy', 'Detach', 'ToLayout', 'Erf', 'Clip',
@@ -212,6 +231,13 @@ _RULES = {
     'Gather': lambda s, a: _gather(s[0], s[1], a.get('axis', 0)),
     'Concat': lambda s, a: _concat(s, a.get('axis', 0)),
     'Split': lambda s, a: _split(s[0], a),
+    'ReduceMax': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
+    'ReduceMin': lambda s, a: _reduce(s[0], a.get('axes', ()), a.get('keepdims', 0)),
+    'ArgMax': lambda s, a: _reduce(s[0], [a.get('axis', 0)], a.get('keepdims', 0)),
+    'ArgMin': lambda s, a: _reduce(s[0], [a.get('axis', 0)], a.get('keepdims', 0)),
+    'Pad': lambda s, a: _pad(s[0], a['pads']),
+    'Tile': lambda s, a: _tile(s[0], a['repeats']),
+    'CumSum': lambda s, a: (_axis(a.get('axis', 0), len(s[0])), s[0])[1],
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
@@ -244,6 +270,8 @@ def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.Dat
         return _t.DataType.INT64
     if op in COMPARISONS:
         return _t.DataType.BOOL
+    if op in ARG_EXTREMA:
+        return _t.DataType.INT64
     return FLOAT if op in KNOWN else None
 
 

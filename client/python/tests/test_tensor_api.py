@@ -99,6 +99,60 @@ def test_sum_mean(ksess, rng, axes, keepdims):
     check(ksess, t.mean(axes, keepdims=keepdims), a.mean(axis=np_axes, keepdims=keepdims))
 
 
+@pytest.mark.parametrize('axes,keepdims', [(None, False), (1, False), ([0, 2], True), (-1, True)])
+def test_reduce_max_min_and_their_gradients(ksess, rng, axes, keepdims):
+    a = f32(rng, 2, 3, 4)
+    np_axes = tuple(axes) if isinstance(axes, list) else axes
+    t = ksess.tensor(a, requires_grad=True)
+    check(ksess, t.reduce_max(axes, keepdims), a.max(axis=np_axes, keepdims=keepdims))
+    check(ksess, t.reduce_min(axes, keepdims), a.min(axis=np_axes, keepdims=keepdims))
+    t.reduce_max(axes, keepdims).sum().backward()  # distinct values: one 1 per slice
+    want = (a == a.max(axis=np_axes, keepdims=True)).astype(np.float32)
+    np.testing.assert_array_equal(t.grad.numpy(), want)
+
+
+def test_argmax_argmin_ties_nan_and_keepdims(ksess):
+    a = np.array([[1, 3, 3, 2], [np.nan, 5, np.nan, -1]], np.float32)
+    t = ksess.tensor(a)
+    check(ksess, t.argmax(1), [1, 0])
+    check(ksess, t.argmax(-1, keepdims=True, select_last_index=True), [[2], [2]])
+    check(ksess, t.argmin(0, keepdims=True), [[1, 0, 1, 1]])  # NaN counts as the smallest
+    assert t.argmax(1).dtype == DataType.INT64
+    b = np.array([[4, 1, 7], [2, 9, 0]], np.float32)
+    check(ksess, ksess.tensor(b).argmin(1), torch.from_numpy(b).argmin(1).numpy())
+
+
+@pytest.mark.parametrize('mode,torch_mode', [('constant', 'constant'), ('reflect', 'reflect'),
+                                             ('edge', 'replicate'), ('wrap', 'circular')])
+def test_pad_tile_cumsum(ksess, rng, mode, torch_mode):
+    a = f32(rng, 2, 3, 4)
+    t = ksess.tensor(a)
+    # ONNX order [x1_begin, x2_begin, x3_begin, x1_end, ...]; F.pad: last axis first
+    want = F.pad(torch.from_numpy(a)[None], (2, 1, 1, 2), mode=torch_mode)[0] \
+        if mode != 'constant' else F.pad(torch.from_numpy(a), (2, 1, 1, 2), value=0.5)
+    check(ksess, t.pad([0, 1, 2, 0, 2, 1], mode, 0.5), want.numpy())
+    check(ksess, t.pad([0, -1, 0, 0, 1, -2]), np.pad(a[:, 1:, :2], ((0, 0), (0, 1), (0, 0))))
+    check(ksess, t.tile([1, 2, 3]), np.tile(a, (1, 2, 3)))
+    check(ksess, t.cumsum(1), np.cumsum(a, 1))
+    check(ksess, t.cumsum(-1, exclusive=True, reverse=True),
+          np.flip(np.cumsum(np.flip(a, -1), -1), -1) - a)
+
+
+def test_extrema_pad_tile_cumsum_are_bit_identical_on_both_kernel_choices(client, rng):
+    a = (rng.standard_normal((3, 50, 7)) * 1e4).astype(np.float32)  # sums that round
+
+    def run(kernels):
+        with client.session(kernels=kernels) as s:
+            t = s.tensor(a)
+            return [t.cumsum(1).numpy(), t.cumsum(1, exclusive=True, reverse=True).numpy(),
+                    t.reduce_max([0, 2]).numpy(), t.reduce_min(1).numpy(),
+                    t.argmax(1).numpy(), t.pad([1, 0, 2, 0, 3, 1], 'reflect').numpy(),
+                    t.tile([1, 2, 1]).numpy()]
+
+    for exact, fast in zip(run('exact'), run('fast')):
+        assert exact.tobytes() == fast.tobytes()
+
+
 @pytest.mark.parametrize('axis', [-1, 0, 1])
 def test_softmax_log_softmax(ksess, rng, axis):
     a = f32(rng, 3, 5)

@@ -402,6 +402,50 @@ def split(n):
     return by_output([[op('Split', x, index=k, **attrs)] for k in range(count)])
 
 
+def arg_extremum(name):
+    """ArgMax / ArgMin: one axis (default 0), keepdims (ONNX keeps by default), and
+    select_last_index; the INT64 output as ONNX's."""
+    def translate(n):
+        x = n.tensor(0)
+        return [op(name, x, axis=int(n.attr('axis', 0)), keepdims=int(n.attr('keepdims', 1)),
+                   select_last_index=int(n.attr('select_last_index', 0)))]
+    return translate
+
+
+def pad(n):
+    """Pad: pads and the constant are attributes before opset 11, inputs 1 and 2 after; the
+    optional axes input (opset 18) spreads the pads over the axes it names."""
+    x = n.tensor(0)
+    rank = len(n.shape(0))
+    if n.opset < 11:
+        pads, value = list(n.attr('pads')), float(n.attr('value', 0.0))
+    else:
+        pads = n.ints_input(1)
+        value = float_input(n, 2)
+        value = 0.0 if value is None else float(value)
+        axes = n.ints_input(3)
+        if axes is not None:
+            full = [0] * (2 * rank)
+            for k, a in enumerate(axes):
+                full[a % rank] = pads[k]
+                full[a % rank + rank] = pads[k + len(axes)]
+            pads = full
+    return [op('Pad', x, pads=pads, mode=n.attr('mode', 'constant'), value=value)]
+
+
+def tile(n):
+    return [op('Tile', n.tensor(0), repeats=n.ints_input(1))]
+
+
+def cumsum(n):
+    """CumSum: the axis is input 1 (a 0-D or 1-element constant)."""
+    x = n.tensor(0)
+    axis = n.ints_input(1)
+    _require(len(axis) == 1, 'axis input with %d values' % len(axis))
+    return [op('CumSum', x, axis=axis[0], exclusive=int(n.attr('exclusive', 0)),
+               reverse=int(n.attr('reverse', 0)))]
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -461,6 +505,13 @@ MAPPING = {
     'Gather': Entry('exact', gather),
     'Concat': Entry('exact', concat),
     'Split': Entry('exact', split),
+    'ReduceMax': Entry('exact', reduce('ReduceMax')),
+    'ReduceMin': Entry('exact', reduce('ReduceMin')),
+    'ArgMax': Entry('exact', arg_extremum('ArgMax')),
+    'ArgMin': Entry('exact', arg_extremum('ArgMin')),
+    'Pad': Entry('exact', pad),
+    'Tile': Entry('exact', tile),
+    'CumSum': Entry('reduction', cumsum),
 }
 
 

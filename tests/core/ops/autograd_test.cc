@@ -13,6 +13,9 @@
 #include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
+#include "core/ops/cumsum.h"
+#include "core/ops/pad_tile.h"
+#include "core/ops/reduce_extrema.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
@@ -282,6 +285,15 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   const Tensor both[] = {x, x};
   out(ops::Concat(both, 1, ctx));
   ops::Split(x, 2, {}, 2, 1, ctx);  // a view
+  out(ops::ReduceMax(x, axes, true, ctx));  // no winner positions without recording
+  out(ops::ReduceMin(x, {}, false, ctx));
+  out(ops::ArgMax(x, -1, false, false, ctx));
+  out(ops::ArgMin(x, 2, true, true, ctx));
+  const int64_t pads[] = {0, 0, 1, -1, 0, 1, 2, 3};
+  out(ops::Pad(x, pads, ops::PadMode::kReflect, 0, ctx));
+  const int64_t repeats[] = {2, 1, 1, 3};
+  out(ops::Tile(x, repeats, ctx));
+  out(ops::CumSum(x, -1, true, true, ctx));
   return outputs;
 }
 

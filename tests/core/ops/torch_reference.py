@@ -118,6 +118,35 @@ def run(op, attrs, xs):
     if op == "Split":  # attrs: axis, index, then the piece sizes
         axis, index = int(attrs[0]), int(attrs[1])
         return torch.split(xs[0], ints(attrs[2:]), dim=axis)[index]
+    if op in ("ReduceMax", "ReduceMin"):  # keepdims, axes...: torch.max(dim) over the
+        x, keep = xs[0], attrs[0] == "1"  # reduced axes flattened (gradient to the index)
+        axes = sorted(a % x.dim() for a in ints(attrs[1:])) or list(range(x.dim()))
+        kept = [d for d in range(x.dim()) if d not in axes]
+        flat = x.permute(kept + axes).reshape([x.shape[d] for d in kept] + [-1])
+        v = (torch.max if op == "ReduceMax" else torch.min)(flat, dim=-1).values
+        return v.reshape([1 if d in axes else x.shape[d] for d in range(x.dim())]) if keep else v
+    if op == "Pad":  # mode value pads (ONNX order) -> F.pad's last-axis-first pairs
+        mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate",
+                "wrap": "circular"}[attrs[0]]
+        pads = ints(attrs[2:])
+        rank = len(pads) // 2
+        torch_pads = [p for d in reversed(range(rank)) for p in (pads[d], pads[d + rank])]
+        while torch_pads[-2:] == [0, 0]:  # F.pad's other modes take the last axes only
+            torch_pads = torch_pads[:-2]
+        if mode == "constant":
+            return torch.nn.functional.pad(xs[0], torch_pads, value=float.fromhex(attrs[1]))
+        batched = xs[0].unsqueeze(0)  # circular wants a batch axis
+        return torch.nn.functional.pad(batched, torch_pads, mode=mode).squeeze(0)
+    if op == "Tile":
+        return xs[0].repeat(ints(attrs))
+    if op == "CumSum":  # axis exclusive reverse
+        axis, exclusive, reverse = ints(attrs)
+        x = xs[0].flip(axis) if reverse else xs[0]
+        y = torch.cumsum(x, axis)
+        if exclusive:
+            zero = torch.zeros_like(x.narrow(axis, 0, 1))
+            y = torch.cat([zero, y.narrow(axis, 0, x.shape[axis] - 1)], axis)
+        return y.flip(axis) if reverse else y
     raise ValueError("unknown op " + op)
 
 

@@ -18,6 +18,9 @@
 #include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
+#include "core/ops/cumsum.h"
+#include "core/ops/pad_tile.h"
+#include "core/ops/reduce_extrema.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
@@ -509,6 +512,62 @@ TEST_F(TorchTest, IndexingOpsMatchPyTorch) {
         {data}, [piece](const std::vector<Tensor>& in, const OpContext& c) {
           const int64_t sizes[] = {1, 0, 2};
           return ops::Split(in[0], -1, sizes, 0, piece, c);
+        });
+  }
+  RunAll();
+}
+
+// ReduceMax/ReduceMin against torch.max/min(dim) over the flattened reduced axes, Pad in each
+// mode against F.pad (edge: replicate, wrap: circular), Tile against repeat, CumSum with
+// exclusive and reverse against torch.cumsum; strided and reversed inputs.
+TEST_F(TorchTest, ReduceExtremaPadTileCumSumMatchPyTorch) {
+  const Tensor r = Random(Shape{3, 4, 5}, rng_, pool_);
+  const std::vector<std::vector<int>> axes = {{}, {1}, {0, 2}, {-1}};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    for (bool keep : {false, true}) {
+      std::string attrs = keep ? "1" : "0";
+      for (int a : axes[i]) attrs += " " + std::to_string(a);
+      const std::string tag = std::to_string(i) + (keep ? "_keep" : "");
+      const std::vector<int> ax = axes[i];
+      Add("ReduceMax_" + tag, "ReduceMax", attrs, {r.Transpose(0, 2)},
+          [ax, keep](const std::vector<Tensor>& in, const OpContext& c) {
+            return ops::ReduceMax(in[0], ax, keep, c);
+          });
+      Add("ReduceMin_" + tag, "ReduceMin", attrs, {r.Slice(1, -1, -5, -1)},
+          [ax, keep](const std::vector<Tensor>& in, const OpContext& c) {
+            return ops::ReduceMin(in[0], ax, keep, c);
+          });
+    }
+  }
+  const std::pair<const char*, ops::PadMode> modes[] = {{"constant", ops::PadMode::kConstant},
+                                                        {"reflect", ops::PadMode::kReflect},
+                                                        {"edge", ops::PadMode::kEdge},
+                                                        {"wrap", ops::PadMode::kWrap}};
+  for (const auto& [name, mode] : modes) {
+    const ops::PadMode m = mode;
+    Add(std::string("Pad_") + name, "Pad", std::string(name) + " " + Hex(0.25f) + " 0 1 3 0 2 1",
+        {r.Transpose(1, 2)}, [m](const std::vector<Tensor>& in, const OpContext& c) {
+          const int64_t pads[] = {0, 1, 3, 0, 2, 1};
+          return ops::Pad(in[0], pads, m, 0.25f, c);
+        });
+  }
+  Add("Pad_crop", "Pad", "constant " + Hex(-1.0f) + " -1 2 0 1 -2 3", {r.Slice(2, -1, -6, -1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        const int64_t pads[] = {-1, 2, 0, 1, -2, 3};
+        return ops::Pad(in[0], pads, ops::PadMode::kConstant, -1.0f, c);
+      });
+  Add("Tile", "Tile", "2 1 3", {r.Transpose(0, 1)},
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        const int64_t reps[] = {2, 1, 3};
+        return ops::Tile(in[0], reps, c);
+      });
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool exclusive = flags & 1, reverse = flags & 2;
+    Add("CumSum_" + std::to_string(flags), "CumSum",
+        "1 " + std::to_string(flags & 1) + " " + std::to_string(flags >> 1),
+        {r.Slice(1, -1, -5, -1)},
+        [exclusive, reverse](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::CumSum(in[0], 1, exclusive, reverse, c);
         });
   }
   RunAll();

@@ -71,6 +71,18 @@ TEST_F(InlineCostTest, TheUnaryTensorOpsAndComparisonsCountLikeTheirFamilies) {
   }
 }
 
+TEST_F(InlineCostTest, ExtremaCountLikeReductionsAndCumSumLikeAUnaryOp) {
+  const std::string a = Put(Shape{16});
+  for (const char* reduce : {"ReduceMax", "ReduceMin"}) {
+    v1::RunRequest request;
+    Op(request, reduce, {a});
+    EXPECT_EQ(Cost(request), 2 * 64) << reduce << ": the input, and at most as much output";
+  }
+  v1::RunRequest cumsum;
+  Op(cumsum, "CumSum", {a});
+  EXPECT_EQ(Cost(cumsum), 2 * 64) << "one input and the output of 16 floats";
+}
+
 TEST_F(InlineCostTest, BroadcastingCountsTheBroadcastOutput) {
   const std::string column = Put(Shape{1000, 1}), row = Put(Shape{1, 1000});
   v1::RunRequest outer;
@@ -110,7 +122,8 @@ TEST_F(InlineCostTest, ExpandCountsTheShapeItAsksFor) {
 TEST_F(InlineCostTest, UnboundedAndUnknownOperationsNeverRunInline) {
   const std::string x = Put(Shape{1, 1, 4, 4});
   for (const char* name : {"MaxPool2d", "ReluMaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
-                           "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp"}) {
+                           "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp", "Pad", "Tile",
+                           "ArgMax", "ArgMin"}) {
     v1::RunRequest request;
     Op(request, "Neg", {x});
     Op(request, name, {x});

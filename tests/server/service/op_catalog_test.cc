@@ -42,7 +42,9 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"Permute.perm", IntsAttr({0, 2, 3, 1})},
                                                {"SGD.lr", FloatAttr(0.1f)},
                                                {"ClipGradNorm.max_norm", FloatAttr(1)},
-                                               {"Split.index", IntAttr(0)}};
+                                               {"Split.index", IntAttr(0)},
+                                               {"Pad.pads", IntsAttr({0, 1, 0, 1, 0, 0, 1, 0})},
+                                               {"Tile.repeats", IntsAttr({1, 2, 1, 3})}};
   return values->at(op + "." + attribute);
 }
 

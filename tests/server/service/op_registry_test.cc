@@ -260,6 +260,39 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"index", IntAttr(1)}})
              .shape();
        }},
+      {"ReduceMax",
+       [&] {
+         return Call("ReduceMax", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})
+             .shape();
+       }},
+      {"ReduceMin", [&] { return Call("ReduceMin", {x}, {{"axes", IntAttr(0)}}).shape(); }},
+      {"ArgMax",
+       [&] {
+         const Tensor i = Call("ArgMax", {x}, {{"axis", IntAttr(1)}, {"keepdims", IntAttr(1)}});
+         EXPECT_EQ(i.At<int64_t>({1, 0}), 2) << "the largest of 4 5 6";
+         return i.shape();
+       }},
+      {"ArgMin",
+       [&] {
+         return Call("ArgMin", {x}, {{"select_last_index", IntAttr(1)}}).shape();
+       }},
+      {"Pad",
+       [&] {
+         return Call("Pad", {x},
+                     {{"pads", IntsAttr({0, 1, 1, 0})},
+                      {"mode", StringAttr("reflect")},
+                      {"value", FloatAttr(1)}})
+             .shape();
+       }},
+      {"Tile", [&] { return Call("Tile", {x}, {{"repeats", IntsAttr({2, 1})}}).shape(); }},
+      {"CumSum",
+       [&] {
+         const Tensor c = Call(
+             "CumSum", {x},
+             {{"axis", IntAttr(1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}});
+         EXPECT_EQ(c.At<float>({0, 0}), 5.0f) << "2 + 3";
+         return c.shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -284,7 +317,13 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"Embedding", Shape{2, 2, 3}},
                                                  {"Gather", Shape{2, 2, 2}},
                                                  {"Concat", Shape{6, 3}},
-                                                 {"Split", Shape{2, 2}}};
+                                                 {"Split", Shape{2, 2}},
+                                                 {"ReduceMax", Shape{2, 1}},
+                                                 {"ReduceMin", Shape{3}},
+                                                 {"ArgMax", Shape{2, 1}},
+                                                 {"ArgMin", Shape{3}},
+                                                 {"Pad", Shape{3, 4}},
+                                                 {"Tile", Shape{4, 3}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
