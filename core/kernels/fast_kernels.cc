@@ -5,6 +5,7 @@
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
+#include "core/kernels/internal/normalize.h"
 
 namespace onemodel {
 using internal::Base;
@@ -92,6 +93,18 @@ void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tens
 void FastKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                                     Tensor& grad_x) const {
   internal::AvgPool2dBackwardFast(pool_, grad_out, params, grad_x);
+}
+
+void FastKernels::Normalize(const NormForwardArgs& args) const {
+  internal::SplitGroups(pool_, args.layout, [&](int64_t begin, int64_t end) {
+    internal::NormalizeGroups(args, begin, end);
+  });
+}
+
+void FastKernels::NormalizeBackward(const NormBackwardArgs& args) const {
+  internal::SplitGroups(pool_, args.layout, [&](int64_t begin, int64_t end) {
+    internal::NormalizeBackwardGroups(args, begin, end);
+  });
 }
 
 }  // namespace onemodel

@@ -47,6 +47,8 @@ class FastKernels final : public TensorKernels {
   void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
   void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                          Tensor& grad_x) const override;
+  void Normalize(const NormForwardArgs& args) const override;
+  void NormalizeBackward(const NormBackwardArgs& args) const override;
 
  private:
   SimdTarget target_;

@@ -5,6 +5,7 @@
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
+#include "core/kernels/internal/normalize.h"
 #include "core/kernels/scalar_ops.h"
 
 namespace onemodel {
@@ -79,6 +80,14 @@ void ReferenceKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params,
 void ReferenceKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                                          Tensor& grad_x) const {
   internal::AvgPool2dBackwardReference(grad_out, params, grad_x);
+}
+
+void ReferenceKernels::Normalize(const NormForwardArgs& args) const {
+  internal::NormalizeGroups(args, 0, args.layout.groups);
+}
+
+void ReferenceKernels::NormalizeBackward(const NormBackwardArgs& args) const {
+  internal::NormalizeBackwardGroups(args, 0, args.layout.groups);
 }
 
 }  // namespace onemodel

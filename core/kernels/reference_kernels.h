@@ -27,6 +27,8 @@ class ReferenceKernels final : public TensorKernels {
   void AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const override;
   void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                          Tensor& grad_x) const override;
+  void Normalize(const NormForwardArgs& args) const override;
+  void NormalizeBackward(const NormBackwardArgs& args) const override;
 };
 
 }  // namespace onemodel

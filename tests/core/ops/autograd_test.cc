@@ -16,6 +16,7 @@
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
+#include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
@@ -274,6 +275,10 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::Clip(x, -0.5f, 0.5f, ctx));
   out(ops::LeakyRelu(x, 0.2f, ctx));
   out(ops::Gelu(x, ops::GeluApproximation::kNone, ctx));
+  out(ops::LayerNorm(x, &w, &w, -2, 1e-5f, ctx));
+  out(ops::RMSNorm(x, nullptr, -1, 1e-5f, ctx));
+  const Tensor stats = w.Detach().Slice(0, 0, 1).Squeeze(0).Slice(0, 0, 2);
+  out(ops::BatchNorm2d(x, stats, stats, nullptr, nullptr, {}, ctx));
   return outputs;
 }
 
