@@ -247,6 +247,25 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"error_if_nonfinite", IntAttr(1)}})
              .shape();
        }},
+      {"LayerNorm",
+       [&] {
+         return Call("LayerNorm", {x, Iota(Shape{3}), Iota(Shape{3})},
+                     {{"axis", IntAttr(1)}, {"epsilon", FloatAttr(1e-3f)}})
+             .shape();
+       }},
+      {"RMSNorm",
+       [&] {
+         return Call("RMSNorm", {x}, {{"axis", IntAttr(0)}, {"epsilon", FloatAttr(1e-3f)}})
+             .shape();
+       }},
+      {"BatchNorm2d",
+       [&] {
+         return Call("BatchNorm2d", {img, Iota(Shape{2}), Iota(Shape{2}), Iota(Shape{2})},
+                     {{"training", IntAttr(1)},
+                      {"momentum", FloatAttr(0.5f)},
+                      {"epsilon", FloatAttr(1e-3f)}})
+             .shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -267,7 +286,8 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"SGD", Shape{}},
                                                  {"AdamW", Shape{}},
                                                  {"ClipGradNorm", Shape{}},
-                                                 {"Conv2d", Shape{1, 4, 2, 2}}};
+                                                 {"Conv2d", Shape{1, 4, 2, 2}},
+                                                 {"BatchNorm2d", Shape{1, 2, 4, 4}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
