@@ -108,6 +108,10 @@ ENTRIES = [
     Entry("relumaxpool_vs_relu_then_maxpool", "ms", ("ours", "relumaxpool_nhwc"),
           ("ours", "relu_then_maxpool_nhwc"), "Relu then MaxPool2d, NHWC (same run)", 1.5,
           "bandwidth"),
+    # Issue 17: LayerNorm [8192, 1024] with scale and bias (kernel_cases.cc, torch_runner.py).
+    _bw("layernorm_8192x1024_vs_bandwidth", "layernorm_8192x1024", "copy_16m", 0.8),
+    Entry("layernorm_vs_torch", "GB/s", ("ours", "layernorm_8192x1024"),
+          ("torch", "layernorm_8192x1024"), "torch F.layer_norm, no grad", 3.0, "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.
