@@ -140,7 +140,7 @@ def test_layer_norm_rms_norm(ksess, rng):
 def test_batch_norm2d_training_updates_the_running_statistics(ksess, rng):
     a, w, b = f32(rng, 4, 3, 5, 2), f32(rng, 3), f32(rng, 3)
     mean, var = np.zeros(3, np.float32), np.ones(3, np.float32)
-    hm, hv = ksess.put(mean), ksess.put(var)
+    hm, hv = ksess.tensor(mean), ksess.tensor(var)
     tm, tv = torch.from_numpy(mean.copy()), torch.from_numpy(var.copy())
     want = F.batch_norm(torch.from_numpy(a), tm, tv, torch.from_numpy(w), torch.from_numpy(b),
                         training=True, momentum=0.2)
