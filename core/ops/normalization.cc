@@ -39,6 +39,11 @@ NormGroups LayoutOf(const std::vector<int64_t>& v) {
   return {v[kGroups], v[kBlocks], v[kBlock], v[kGroupStride], v[kBlockStride], v[kPerGroup] != 0};
 }
 
+// t summed over `axes`; t itself when there are none (LayerNorm over every axis).
+Tensor SumOver(const Tensor& t, const std::vector<int>& axes, const OpContext& ctx) {
+  return axes.empty() ? t : Sum(t, axes, false, ctx);
+}
+
 // dx by the kernels; d/dscale = sum(g * xhat) and d/dbias = sum(g) over the record's axes.
 void NormBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                   std::span<Tensor> grads) {
@@ -61,11 +66,19 @@ void NormBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx
   }
   const std::vector<int> axes(v.begin() + kAxes, v.end());
   if (has_scale && internal::Wants(r, 1)) {
-    Temporary product(Binary(BinaryOp::kMul, g, xhat, ctx), g);
-    grads[1] = Sum(*product, axes, false, ctx);
+    Tensor product = Binary(BinaryOp::kMul, g, xhat, ctx);
+    grads[1] = SumOver(product, axes, ctx);
+    if (grads[1].buffer() != product.buffer()) product.Dispose();
   }
   const int bias_input = has_scale ? 2 : 1;
-  if (v[kHasBias] && internal::Wants(r, bias_input)) grads[bias_input] = Sum(g, axes, false, ctx);
+  if (v[kHasBias] && internal::Wants(r, bias_input)) {
+    grads[bias_input] = SumOver(g, axes, ctx);
+    if (grads[bias_input].buffer() == g.buffer()) {  // a gradient is never grad_output itself
+      Tensor copy = internal::NewFloat(g.shape(), ctx);
+      copy.CopyFrom(g);
+      grads[bias_input] = copy;
+    }
+  }
 }
 
 // The forward shared by the three ops, after their checks: y by the kernels, and the record

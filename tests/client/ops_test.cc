@@ -657,8 +657,7 @@ TEST_F(OpsTest, LayerNormRMSNormAndBatchNorm2d) {
   const std::vector<float> x = RandomFloats(12, 61);
   const TensorHandle hx = Put(x, {3, 4});
   const TensorHandle scale = Put({1, 2, 3, 4}, {4}), bias = Put({0, 1, 0, 1}, {4});
-  const std::vector<float> ln =
-      Values(Run("LayerNorm", {hx, scale, bias}, {{"epsilon", 1e-3f}}));
+  const std::vector<float> ln = Values(Run("LayerNorm", {hx, scale, bias}, {{"epsilon", 1e-3f}}));
   const std::vector<float> rms = Values(Run("RMSNorm", {hx}));
   std::vector<float> want_ln, want_rms;
   for (int r = 0; r < 3; ++r) {
@@ -668,8 +667,8 @@ TEST_F(OpsTest, LayerNormRMSNormAndBatchNorm2d) {
     double var = 0;
     for (int i = 0; i < 4; ++i) var += (x[r * 4 + i] - mean) * (x[r * 4 + i] - mean) / 4.0;
     for (int i = 0; i < 4; ++i) {
-      want_ln.push_back(static_cast<float>((x[r * 4 + i] - mean) / std::sqrt(var + 1e-3) *
-                                               (i + 1) + (i % 2)));
+      want_ln.push_back(
+          static_cast<float>((x[r * 4 + i] - mean) / std::sqrt(var + 1e-3) * (i + 1) + (i % 2)));
       want_rms.push_back(static_cast<float>(x[r * 4 + i] / std::sqrt(square + 1e-5)));
     }
   }

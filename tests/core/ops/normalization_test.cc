@@ -204,6 +204,14 @@ TEST_F(NormalizationTest, GradientsMatchFiniteDifferences) {
       {x, Random(Shape{5, 4}, rng_, pool_), Random(Shape{5, 4}, rng_, pool_)}, ctx_, rng_, 1e-2,
       3e-2);
   ExpectGradientsMatch(
+      "LayerNorm over every axis",
+      [](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::LayerNorm(in[0], &in[1], &in[2], 0, 1e-3f, c);
+      },
+      {Random(Shape{2, 3}, rng_, pool_), Random(Shape{2, 3}, rng_, pool_),
+       Random(Shape{2, 3}, rng_, pool_)},
+      ctx_, rng_, 1e-2, 3e-2);
+  ExpectGradientsMatch(
       "RMSNorm",
       [](const std::vector<Tensor>& in, const OpContext& c) {
         return ops::RMSNorm(in[0], &in[1], -1, 1e-3f, c);

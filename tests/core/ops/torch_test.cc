@@ -504,7 +504,8 @@ TEST_F(TorchTest, NormalizationsMatchPyTorch) {
       const std::string name = std::string("BatchNorm2d_") + (training ? "train_" : "eval_") +
                                (input.layout() == Layout::kNhwc ? "nhwc" : "nchw");
       Add(name, "BatchNorm2d", (training ? "1 " : "0 ") + Hex(0.1f) + " " + Hex(eps),
-          {input, wc, bc}, [this, training, eps](const std::vector<Tensor>& in, const OpContext& c) {
+          {input, wc, bc},
+          [this, training, eps](const std::vector<Tensor>& in, const OpContext& c) {
             Tensor mean = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
             Tensor var = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
             for (int i = 0; i < 4; ++i) {

@@ -255,8 +255,7 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
        }},
       {"RMSNorm",
        [&] {
-         return Call("RMSNorm", {x}, {{"axis", IntAttr(0)}, {"epsilon", FloatAttr(1e-3f)}})
-             .shape();
+         return Call("RMSNorm", {x}, {{"axis", IntAttr(0)}, {"epsilon", FloatAttr(1e-3f)}}).shape();
        }},
       {"BatchNorm2d",
        [&] {
