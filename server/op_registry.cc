@@ -14,6 +14,7 @@
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/pad_tile.h"
+#include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
 #include "core/ops/reduce_extrema.h"
@@ -408,6 +409,35 @@ const OpSpec kOps[] = {
      true, "running sums of X along axis (in order, in double)", [](const OpCall& c) {
        return ops::CumSum(c.in(0), c.Int32("axis", 0), PoolFlag(c, "exclusive"),
                           PoolFlag(c, "reverse"), c.ctx()); }},
+    {"LayerNorm", {"X", "Scale", "B"},
+     {{"axis", kI, "-1", "the first normalized axis; it normalizes over X.shape[axis:]"},
+      {"epsilon", kF, "1e-05", "added to the variance"}},
+     true, "(X - mean) / sqrt(var + epsilon) * Scale + B over the last axes (Scale, B optional)",
+     [](const OpCall& c) {
+       return ops::LayerNorm(c.in(0), c.size() > 1 ? &c.in(1) : nullptr,
+                             c.size() > 2 ? &c.in(2) : nullptr, c.Int32("axis", -1),
+                             c.Float("epsilon", 1e-5f), c.ctx()); },
+     /*variadic=*/false, /*optional_inputs=*/2},
+    {"RMSNorm", {"X", "Scale"},
+     {{"axis", kI, "-1", "the first normalized axis; it normalizes over X.shape[axis:]"},
+      {"epsilon", kF, "1e-05", "added to the mean square"}},
+     true, "X / sqrt(mean(X^2) + epsilon) * Scale over the last axes (Scale optional)",
+     [](const OpCall& c) {
+       return ops::RMSNorm(c.in(0), c.size() > 1 ? &c.in(1) : nullptr, c.Int32("axis", -1),
+                           c.Float("epsilon", 1e-5f), c.ctx()); },
+     /*variadic=*/false, /*optional_inputs=*/1},
+    {"BatchNorm2d", {"X", "running_mean", "running_var", "Scale", "B"},
+     {{"training", kI, "0", "1 uses the batch's statistics and updates the running ones in place"},
+      {"momentum", kF, "0.1", "running = (1 - momentum) * running + momentum * batch"},
+      {"epsilon", kF, "1e-05", "added to the variance"}},
+     true, "per-channel normalization of X (N, C, H, W) * Scale + B (Scale, B optional)",
+     [](const OpCall& c) {
+       return ops::BatchNorm2d(c.in(0), c.in(1), c.in(2), c.size() > 3 ? &c.in(3) : nullptr,
+                               c.size() > 4 ? &c.in(4) : nullptr,
+                               {.training = c.Int("training", 0) != 0,
+                                .momentum = c.Float("momentum", 0.1f),
+                                .eps = c.Float("epsilon", 1e-5f)}, c.ctx()); },
+     /*variadic=*/false, /*optional_inputs=*/2},
 };
 // clang-format on
 

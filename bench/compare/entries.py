@@ -110,6 +110,10 @@ ENTRIES = [
           "bandwidth"),
     # Issue 17: an Embedding lookup moves rows at memory speed (one memcpy per row).
     _bw("embedding_gather_vs_bandwidth", "embedding_64k_x256", "copy_16m", 0.7),
+    # Issue 17: LayerNorm [8192, 1024] with scale and bias (kernel_cases.cc, torch_runner.py).
+    _bw("layernorm_8192x1024_vs_bandwidth", "layernorm_8192x1024", "copy_16m", 0.8),
+    Entry("layernorm_vs_torch", "GB/s", ("ours", "layernorm_8192x1024"),
+          ("torch", "layernorm_8192x1024"), "torch F.layer_norm, no grad", 3.0, "bandwidth"),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

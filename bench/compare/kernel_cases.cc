@@ -164,6 +164,24 @@ Case FmaPeak() {
           [=] { TimeFmaLoop(isa, threads, iterations); }};
 }
 
+// LayerNorm over the last axis of [8192, 1024] with scale and bias, not recording (no x-hat
+// written): x read once (the row's second pass hits the cache) and y written, 8 bytes per
+// element.
+Case LayerNorm8192x1024() {
+  constexpr int64_t kRows = 8192, kCols = 1024;
+  auto x = std::make_shared<Tensor>(Filled(Shape{kRows, kCols}, 31));
+  auto w = std::make_shared<Tensor>(Filled(Shape{kCols}, 32));
+  auto b = std::make_shared<Tensor>(Filled(Shape{kCols}, 33));
+  auto y = std::make_shared<Tensor>(Filled(Shape{kRows, kCols}, 34));
+  return {8.0 * kRows * kCols, [=] {
+            Fast().Normalize({.layout = {.groups = kRows, .block = kCols, .group_stride = kCols},
+                              .x = x->Data<float>().data(),
+                              .scale = w->Data<float>().data(),
+                              .bias = b->Data<float>().data(),
+                              .y = y->MutableData<float>().data()});
+          }};
+}
+
 }  // namespace
 
 void AddKernelCases(CaseRegistry& cases) {
@@ -227,6 +245,7 @@ void AddKernelCases(CaseRegistry& cases) {
   cases["relumaxpool_nhwc"] = [] { return ReluMaxPool(true); };
   cases["relu_then_maxpool_nhwc"] = [] { return ReluMaxPool(false); };
   cases["avgpool_nhwc"] = AvgPoolForward;
+  cases["layernorm_8192x1024"] = LayerNorm8192x1024;
 }
 
 }  // namespace onemodel::bench

@@ -113,6 +113,18 @@ def adamw_1m():
     return opt.step
 
 
+def layernorm():
+    """kernel_cases.cc's LayerNorm8192x1024: F.layer_norm over the last axis with weight and
+    bias, no grad (it has no out= form: the output is allocated per call)."""
+    x = torch.rand(8192, 1024) * 2 - 1
+    w, b = torch.rand(1024) * 2 - 1, torch.rand(1024) * 2 - 1
+
+    def run():
+        with torch.no_grad():
+            F.layer_norm(x, (1024,), w, b)
+    return run
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -125,6 +137,7 @@ CASES = {
     "maxpool_backward": maxpool_backward,
     "mlp_step": mlp_step,
     "adamw_1m": adamw_1m,
+    "layernorm_8192x1024": layernorm,
 }
 
 if __name__ == "__main__":

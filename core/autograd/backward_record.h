@@ -37,7 +37,8 @@ namespace onemodel {
   X(Erf) X(Where) X(Clip) X(LeakyRelu)                                                    \
   X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)                                        \
   X(Embedding) X(Gather) X(Concat)                                                        \
-  X(ReduceMax) X(ReduceMin) X(Pad) X(Tile) X(CumSum)
+  X(ReduceMax) X(ReduceMin) X(Pad) X(Tile) X(CumSum)                                      \
+  X(LayerNorm) X(RMSNorm) X(BatchNorm2d)
 
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };

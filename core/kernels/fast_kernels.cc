@@ -8,6 +8,7 @@
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
+#include "core/kernels/internal/normalize.h"
 
 namespace onemodel {
 using internal::Base;
@@ -105,6 +106,18 @@ void FastKernels::GatherRows(const Tensor& table, const Tensor& indices, Tensor&
   const int64_t tasks = std::clamp<int64_t>(bytes / (256 << 10), 1, call.rows);
   pool_.ParallelFor(tasks, [&](int64_t t) {
     internal::GatherRowRange(call, call.rows * t / tasks, call.rows * (t + 1) / tasks);
+  });
+}
+
+void FastKernels::Normalize(const NormForwardArgs& args) const {
+  internal::SplitGroups(pool_, args.layout, [&](int64_t begin, int64_t end) {
+    internal::NormalizeGroups(args, begin, end);
+  });
+}
+
+void FastKernels::NormalizeBackward(const NormBackwardArgs& args) const {
+  internal::SplitGroups(pool_, args.layout, [&](int64_t begin, int64_t end) {
+    internal::NormalizeBackwardGroups(args, begin, end);
   });
 }
 

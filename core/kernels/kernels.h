@@ -113,6 +113,52 @@ constexpr int64_t ConvOutputExtent(int64_t size, int32_t kernel, int32_t stride,
   return span < 0 ? 0 : span / stride + 1;
 }
 
+// The statistic groups of a normalization over contiguous FLOAT buffers: group k's elements
+// sit at k * group_stride + b * block_stride + i for blocks b < blocks and i < block.
+// LayerNorm and RMSNorm: one group per row (blocks = 1, block = the row's length);
+// BatchNorm2d: one group per channel (blocks = N, block = H * W, block_stride = C * H * W).
+struct NormGroups {
+  int64_t groups = 0, blocks = 1, block = 0, group_stride = 0, block_stride = 0;
+  bool affine_per_group = false;  // scale and bias: one per group, else one per i in a block
+};
+
+// One normalization forward: per group, xhat = (x - mean) * rstd with rstd = 1 / sqrt(var +
+// eps) (or, without `center`, xhat = x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)), and
+// y = xhat * scale + bias. The statistics are the group's own (biased variance) unless `mean`
+// and `var` are given (one per group). Optional outputs (null: not written): xhat (x's
+// layout), rstd, and running statistics updated as torch's batch norm does: running =
+// (1 - momentum) * running + momentum * batch, with the unbiased variance.
+struct NormForwardArgs {
+  NormGroups layout;
+  bool center = true;
+  float eps = 1e-5f;
+  const float* x = nullptr;
+  const float* scale = nullptr;  // null: 1
+  const float* bias = nullptr;   // null: 0
+  const float* mean = nullptr;   // given statistics (with var), else computed
+  const float* var = nullptr;
+  float* y = nullptr;
+  float* xhat = nullptr;
+  float* rstd = nullptr;
+  float* running_mean = nullptr;  // both or neither
+  float* running_var = nullptr;
+  float momentum = 0;
+};
+
+// Its backward: with gh = g * scale, dx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) per
+// group; without `center` the mean(gh) term is dropped, and with `fixed_stats` (statistics
+// that were given, not computed) dx = rstd * gh.
+struct NormBackwardArgs {
+  NormGroups layout;
+  bool center = true;
+  bool fixed_stats = false;
+  const float* xhat = nullptr;
+  const float* rstd = nullptr;
+  const float* scale = nullptr;  // null: 1
+  const float* g = nullptr;
+  float* dx = nullptr;
+};
+
 class TensorKernels {
  public:
   virtual ~TensorKernels() = default;
@@ -169,6 +215,10 @@ class TensorKernels {
   // width), indices (count) INT32 or INT64 each in [-V, V) (negative: from the end; the caller
   // checks them) and out (outer, count, width), all contiguous. Bit-identical in every variant.
   virtual void GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const = 0;
+  // A normalization's forward and backward (NormForwardArgs, NormBackwardArgs), the same bits
+  // in every variant: each group is summed by one thread in one fixed order, in double.
+  virtual void Normalize(const NormForwardArgs& args) const = 0;
+  virtual void NormalizeBackward(const NormBackwardArgs& args) const = 0;
 };
 
 }  // namespace onemodel

@@ -6,6 +6,7 @@
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
+#include "core/kernels/internal/normalize.h"
 #include "core/kernels/scalar_ops.h"
 
 namespace onemodel {
@@ -85,6 +86,14 @@ void ReferenceKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2d
 void ReferenceKernels::GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const {
   const internal::GatherRowsCall call = internal::GatherRowsOf(table, indices, out);
   internal::GatherRowRange(call, 0, call.rows);
+}
+
+void ReferenceKernels::Normalize(const NormForwardArgs& args) const {
+  internal::NormalizeGroups(args, 0, args.layout.groups);
+}
+
+void ReferenceKernels::NormalizeBackward(const NormBackwardArgs& args) const {
+  internal::NormalizeBackwardGroups(args, 0, args.layout.groups);
 }
 
 }  // namespace onemodel

@@ -28,6 +28,8 @@ class ReferenceKernels final : public TensorKernels {
   void AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,
                          Tensor& grad_x) const override;
   void GatherRows(const Tensor& table, const Tensor& indices, Tensor& out) const override;
+  void Normalize(const NormForwardArgs& args) const override;
+  void NormalizeBackward(const NormBackwardArgs& args) const override;
 };
 
 }  // namespace onemodel

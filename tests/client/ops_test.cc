@@ -722,5 +722,44 @@ TEST_F(OpsTest, ExtremaArgExtremaPadTileAndCumSum) {
   EXPECT_TRUE(FailsWith(empty_axis, grpc::StatusCode::INVALID_ARGUMENT, {"ArgMax", "is empty"}));
 }
 
+// LayerNorm and RMSNorm over the last axis, BatchNorm2d in training (the running statistics
+// change on the server, as later Gets see) and then in inference with them.
+TEST_F(OpsTest, LayerNormRMSNormAndBatchNorm2d) {
+  const std::vector<float> x = RandomFloats(12, 61);
+  const TensorHandle hx = Put(x, {3, 4});
+  const TensorHandle scale = Put({1, 2, 3, 4}, {4}), bias = Put({0, 1, 0, 1}, {4});
+  const std::vector<float> ln = Values(Run("LayerNorm", {hx, scale, bias}, {{"epsilon", 1e-3f}}));
+  const std::vector<float> rms = Values(Run("RMSNorm", {hx}));
+  std::vector<float> want_ln, want_rms;
+  for (int r = 0; r < 3; ++r) {
+    double mean = 0, square = 0;
+    for (int i = 0; i < 4; ++i) mean += x[r * 4 + i] / 4.0;
+    for (int i = 0; i < 4; ++i) square += x[r * 4 + i] * double{x[r * 4 + i]} / 4.0;
+    double var = 0;
+    for (int i = 0; i < 4; ++i) var += (x[r * 4 + i] - mean) * (x[r * 4 + i] - mean) / 4.0;
+    for (int i = 0; i < 4; ++i) {
+      want_ln.push_back(
+          static_cast<float>((x[r * 4 + i] - mean) / std::sqrt(var + 1e-3) * (i + 1) + (i % 2)));
+      want_rms.push_back(static_cast<float>(x[r * 4 + i] / std::sqrt(square + 1e-5)));
+    }
+  }
+  ExpectClose(ln, want_ln);
+  ExpectClose(rms, want_rms);
+
+  // Channel 0 holds 1, 3, 5, 7 and channel 1 holds 0, 2, 0, 2 over N = 2, H = 1, W = 2.
+  const TensorHandle img = Put({1, 3, 0, 2, 5, 7, 0, 2}, {2, 2, 1, 2});
+  const TensorHandle mean = Put({0, 0}, {2}), var = Put({1, 1}, {2});
+  const std::vector<float> trained = Values(Run(
+      "BatchNorm2d", {img, mean, var}, {{"training", 1}, {"momentum", 0.5f}, {"epsilon", 0.0f}}));
+  const float r = 1 / std::sqrt(5.0f);  // channel 0: mean 4, variance 5
+  ExpectClose(trained, {-3 * r, -r, -1, 1, r, 3 * r, -1, 1});
+  ExpectClose(Values(mean), {2, 0.5f});
+  ExpectClose(Values(var), {0.5f + 10.0f / 3, 0.5f + 2.0f / 3});
+  const std::vector<float> inferred =
+      Values(Run("BatchNorm2d", {img, mean, var, Put({2, 1}, {2})}, {{"epsilon", 0.0f}}));
+  EXPECT_NEAR(inferred[0], 2 * (1 - 2) / std::sqrt(0.5 + 10.0 / 3), 1e-5);
+  ExpectClose(Values(mean), {2, 0.5f});  // inference leaves them
+}
+
 }  // namespace
 }  // namespace onemodel::testing

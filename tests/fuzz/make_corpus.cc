@@ -418,6 +418,15 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("cumsum-exclusive-reverse",
       {Op("CumSum", {x},
           {{"axis", IntAttr(-1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}})});
+  add("layernorm",
+      {Op("LayerNorm", {x, Inline(Floats({3}, {1, 2, 3})), Inline(Floats({3}, {0, 1, 0}))},
+          {{"axis", IntAttr(-1)}, {"epsilon", FloatAttr(1e-3f)}})});
+  add("layernorm-bad-scale", {Op("LayerNorm", {xt, row}, {{"axis", IntAttr(0)}})});
+  add("rmsnorm-axis-min", {Op("RMSNorm", {image}, {{"axis", IntAttr(-2147483648LL)}})});
+  add("batchnorm-training",
+      {Op("BatchNorm2d", {image, Inline(Floats({2}, {0, 0})), Inline(Floats({2}, {1, 1}))},
+          {{"training", IntAttr(1)}, {"momentum", FloatAttr(0.5f)}})});
+  add("batchnorm-bad-stats", {Op("BatchNorm2d", {image, y, y}, {{"epsilon", FloatAttr(-1)}})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();

@@ -526,6 +526,34 @@ class Tensor:
         return apply('Conv2d', *inputs, strides=_pair(stride), pads=pads,
                      dilations=_pair(dilation), group=int(groups))
 
+    # ---- normalization ------------------------------------------------------------------------
+
+    def layer_norm(self, weight: Optional[Operand] = None, bias: Optional[Operand] = None,
+                   axis: int = -1, eps: float = 1e-5) -> Tensor:
+        """Normalized over the axes [axis, ndim) (torch's layer_norm with normalized_shape =
+        shape[axis:]), times weight and plus bias (both of that shape) when given."""
+        if weight is None and bias is not None:
+            raise ValueError('layer_norm: a bias needs a weight; pass ones for the weight')
+        inputs = [v for v in (self, weight, bias) if v is not None]
+        return apply('LayerNorm', *inputs, axis=int(axis), epsilon=float(eps))
+
+    def rms_norm(self, weight: Optional[Operand] = None, axis: int = -1,
+                 eps: float = 1e-5) -> Tensor:
+        """x / sqrt(mean(x**2) + eps) over the axes [axis, ndim), times weight when given."""
+        inputs = (self,) if weight is None else (self, weight)
+        return apply('RMSNorm', *inputs, axis=int(axis), epsilon=float(eps))
+
+    def batch_norm2d(self, running_mean: Operand, running_var: Operand,
+                     weight: Optional[Operand] = None, bias: Optional[Operand] = None,
+                     training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+        """torch's batch_norm over an (N, C, H, W) tensor; training uses the batch's statistics
+        and updates running_mean and running_var (C) in place on the server."""
+        if weight is None and bias is not None:
+            raise ValueError('batch_norm2d: a bias needs a weight; pass ones for the weight')
+        inputs = [v for v in (self, running_mean, running_var, weight, bias) if v is not None]
+        return apply('BatchNorm2d', *inputs, training=int(bool(training)),
+                     momentum=float(momentum), epsilon=float(eps))
+
     # ---- conversion -------------------------------------------------------------------------
 
     def cast(self, dtype: Any) -> Tensor:

@@ -242,6 +242,7 @@ _RULES = {
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
 _RULES.update({op: (lambda s, a: ()) for op in ('SGD', 'AdamW', 'ClipGradNorm')})
+_RULES.update({op: (lambda s, a: s[0]) for op in ('LayerNorm', 'RMSNorm', 'BatchNorm2d')})
 KNOWN = frozenset(_RULES)
 
 

@@ -114,9 +114,9 @@ TENSOR_METHOD = {
     'LessEqual': 'le', 'Greater': 'gt', 'GreaterEqual': 'ge', 'Where': 'where', 'Clip': 'clip',
     'LeakyRelu': 'leaky_relu', 'ReluMaxPool2d': 'relu_max_pool2d', 'AvgPool2d': 'avg_pool2d',
     'GlobalAvgPool2d': 'global_avg_pool2d', 'Embedding': 'embedding', 'Gather': 'index_select',
-    'Concat': 'concat', 'Split': 'split',
-    'GlobalAvgPool2d': 'global_avg_pool2d', 'ReduceMax': 'reduce_max', 'ReduceMin': 'reduce_min',
+    'Concat': 'concat', 'Split': 'split', 'ReduceMax': 'reduce_max', 'ReduceMin': 'reduce_min',
     'ArgMax': 'argmax', 'ArgMin': 'argmin', 'Pad': 'pad', 'Tile': 'tile', 'CumSum': 'cumsum',
+    'LayerNorm': 'layer_norm', 'RMSNorm': 'rms_norm', 'BatchNorm2d': 'batch_norm2d',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead
 OPTIM_FUNCTION = {'SGD': 'SGD', 'AdamW': 'AdamW', 'ClipGradNorm': 'clip_grad_norm_'}

@@ -180,6 +180,33 @@ def test_conv2d(ksess, rng):
           F.conv2d(ta, torch.from_numpy(w1), padding=1).numpy())
 
 
+def test_layer_norm_rms_norm(ksess, rng):
+    a, w, b = f32(rng, 3, 4, 5), f32(rng, 4, 5), f32(rng, 4, 5)
+    ta, tw, tb = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(b)
+    t = ksess.tensor(a)
+    check(ksess, t.layer_norm(ksess.tensor(w), ksess.tensor(b), axis=1, eps=1e-3),
+          F.layer_norm(ta, (4, 5), tw, tb, 1e-3).numpy())
+    check(ksess, t.layer_norm(), F.layer_norm(ta, (5,)).numpy())
+    rms = ta * torch.rsqrt(ta.pow(2).mean(-1, keepdim=True) + 1e-5) * tw[0]
+    check(ksess, t.rms_norm(ksess.tensor(w[0])), rms.numpy())
+
+
+def test_batch_norm2d_training_updates_the_running_statistics(ksess, rng):
+    a, w, b = f32(rng, 4, 3, 5, 2), f32(rng, 3), f32(rng, 3)
+    mean, var = np.zeros(3, np.float32), np.ones(3, np.float32)
+    hm, hv = ksess.tensor(mean), ksess.tensor(var)
+    tm, tv = torch.from_numpy(mean.copy()), torch.from_numpy(var.copy())
+    want = F.batch_norm(torch.from_numpy(a), tm, tv, torch.from_numpy(w), torch.from_numpy(b),
+                        training=True, momentum=0.2)
+    got = ksess.tensor(a).batch_norm2d(hm, hv, ksess.tensor(w), ksess.tensor(b), training=True,
+                                       momentum=0.2)
+    check(ksess, got, want.numpy())
+    np.testing.assert_allclose(hm.numpy(), tm.numpy(), **TOL[ksess.kind])
+    np.testing.assert_allclose(hv.numpy(), tv.numpy(), **TOL[ksess.kind])
+    check(ksess, ksess.tensor(a).batch_norm2d(hm, hv),
+          F.batch_norm(torch.from_numpy(a), tm, tv).numpy())
+
+
 def test_conv2d_backward(ksess, rng):
     a, w, b, r = f32(rng, 2, 3, 7, 6), f32(rng, 4, 3, 3, 3), f32(rng, 4), f32(rng, 2, 4, 4, 6)
     s = ksess

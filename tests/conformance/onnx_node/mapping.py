@@ -446,6 +446,30 @@ def cumsum(n):
                reverse=int(n.attr('reverse', 0)))]
 
 
+def layer_normalization(n):
+    """LayerNormalization -> LayerNorm (axis, epsilon); float statistics only (stash_type 1).
+    ONNX's node tests also ask for the Mean and InvStdDev outputs, which LayerNorm does not
+    return, so those stay not expressible through check_all_read."""
+    _require(n.attr('stash_type', 1) == 1, 'stash_type %r; LayerNorm keeps FLOAT statistics'
+             % n.attr('stash_type'))
+    inputs = [n.tensor(0), n.tensor(1)] + ([n.tensor(2)] if n.has_input(2) else [])
+    return [op('LayerNorm', *inputs, axis=int(n.attr('axis', -1)),
+               epsilon=float(n.attr('epsilon', 1e-5)))]
+
+
+def batch_normalization(n):
+    """BatchNormalization (X, scale, B, mean, var) of a rank-4 X -> BatchNorm2d (X, mean, var,
+    scale, B); training_mode = 1 also outputs the running statistics, which BatchNorm2d updates
+    in place instead (more than one output: not expressible)."""
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has BatchNorm2d (rank 4) only'
+             % len(n.shape(0)))
+    x, scale, bias, mean, var = (n.tensor(i) for i in range(5))
+    return [op('BatchNorm2d', x, mean, var, scale, bias,
+               training=int(n.attr('training_mode', 0)),
+               momentum=1 - float(n.attr('momentum', 0.9)),
+               epsilon=float(n.attr('epsilon', 1e-5)))]
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -512,6 +536,8 @@ MAPPING = {
     'Pad': Entry('exact', pad),
     'Tile': Entry('exact', tile),
     'CumSum': Entry('reduction', cumsum),
+    'LayerNormalization': Entry('reduction', layer_normalization),
+    'BatchNormalization': Entry('reduction', batch_normalization),
 }
 
 

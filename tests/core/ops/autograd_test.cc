@@ -20,6 +20,7 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
+#include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
@@ -294,6 +295,10 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   const int64_t repeats[] = {2, 1, 1, 3};
   out(ops::Tile(x, repeats, ctx));
   out(ops::CumSum(x, -1, true, true, ctx));
+  out(ops::LayerNorm(x, &w, &w, -2, 1e-5f, ctx));
+  out(ops::RMSNorm(x, nullptr, -1, 1e-5f, ctx));
+  const Tensor stats = w.Detach().Slice(0, 0, 1).Squeeze(0).Slice(0, 0, 2);
+  out(ops::BatchNorm2d(x, stats, stats, nullptr, nullptr, {}, ctx));
   return outputs;
 }
 

@@ -25,6 +25,7 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
+#include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
@@ -569,6 +570,55 @@ TEST_F(TorchTest, ReduceExtremaPadTileCumSumMatchPyTorch) {
         [exclusive, reverse](const std::vector<Tensor>& in, const OpContext& c) {
           return ops::CumSum(in[0], 1, exclusive, reverse, c);
         });
+  }
+  RunAll();
+}
+
+// LayerNorm, RMSNorm and BatchNorm2d (both modes) with and without their affine inputs, on
+// strided inputs; BatchNorm2d's running statistics are torch.linspace(-1, 1, C) and
+// torch.linspace(0.5, 2, C), as torch_reference.py makes them.
+TEST_F(TorchTest, NormalizationsMatchPyTorch) {
+  const Tensor x = Random(Shape{4, 5, 6}, rng_, pool_, -3, 3).Transpose(1, 2);  // [4, 6, 5]
+  const Tensor w1 = Random(Shape{5}, rng_, pool_), b1 = Random(Shape{5}, rng_, pool_);
+  const Tensor w2 = Random(Shape{5, 6}, rng_, pool_).Transpose(0, 1);  // [6, 5], strided
+  const Tensor b2 = Random(Shape{6, 5}, rng_, pool_);
+  const float eps = 1e-3f;
+  const auto ln = [eps](int axis) {
+    return [axis, eps](const std::vector<Tensor>& in, const OpContext& c) {
+      return ops::LayerNorm(in[0], in.size() > 1 ? &in[1] : nullptr,
+                            in.size() > 2 ? &in[2] : nullptr, axis, eps, c);
+    };
+  };
+  Add("LayerNorm_last", "LayerNorm", "1 " + Hex(eps), {x, w1, b1}, ln(-1));
+  Add("LayerNorm_two_axes", "LayerNorm", "2 " + Hex(eps), {x, w2, b2}, ln(1));
+  Add("LayerNorm_plain", "LayerNorm", "3 " + Hex(eps), {x}, ln(0));
+  Add("RMSNorm_scale", "RMSNorm", "1 " + Hex(eps), {x, w1},
+      [eps](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::RMSNorm(in[0], &in[1], -1, eps, c);
+      });
+  Add("RMSNorm_plain", "RMSNorm", "2 " + Hex(eps), {x},
+      [eps](const std::vector<Tensor>& in, const OpContext& c) {
+        return ops::RMSNorm(in[0], nullptr, -2, eps, c);
+      });
+  const Tensor img = Random(Shape{3, 4, 5, 2}, rng_, pool_, -2, 2);
+  const Tensor wc = Random(Shape{4}, rng_, pool_), bc = Random(Shape{4}, rng_, pool_);
+  for (const bool training : {true, false}) {
+    for (const Tensor& input : {img, img.ToLayout(Layout::kNhwc, pool_)}) {
+      const std::string name = std::string("BatchNorm2d_") + (training ? "train_" : "eval_") +
+                               (input.layout() == Layout::kNhwc ? "nhwc" : "nchw");
+      Add(name, "BatchNorm2d", (training ? "1 " : "0 ") + Hex(0.1f) + " " + Hex(eps),
+          {input, wc, bc},
+          [this, training, eps](const std::vector<Tensor>& in, const OpContext& c) {
+            Tensor mean = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
+            Tensor var = Tensor::Empty(Shape{4}, DType::kFloat, pool_);
+            for (int i = 0; i < 4; ++i) {
+              mean.MutableData<float>()[static_cast<size_t>(i)] = -1 + 2 * i / 3.0f;
+              var.MutableData<float>()[static_cast<size_t>(i)] = 0.5f + 1.5f * i / 3.0f;
+            }
+            return ops::BatchNorm2d(in[0], mean, var, &in[1], &in[2],
+                                    {.training = training, .momentum = 0.1f, .eps = eps}, c);
+          });
+    }
   }
   RunAll();
 }

@@ -92,6 +92,11 @@ class OpCatalogTest : public ::testing::Test {
       const size_t given = spec.inputs.size() - static_cast<size_t>(spec.optional_inputs);
       for (std::string_view name : std::span(spec.inputs.begin(), given)) {
         // Where's condition is BOOL: a comparison of the input with itself shifted.
+        // BatchNorm2d's running statistics: one per channel.
+        if (name == "running_mean" || name == "running_var") {
+          inputs.push_back(Input().Slice(2, 0, 1).Slice(3, 0, 1).Reshape({2}, pool_));
+          continue;
+        }
         inputs.push_back(name == "condition"
                              ? ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_)
                          : name == "indices"  // Embedding's and Gather's: all 0

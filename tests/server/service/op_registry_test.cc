@@ -293,6 +293,24 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          EXPECT_EQ(c.At<float>({0, 0}), 5.0f) << "2 + 3";
          return c.shape();
        }},
+      {"LayerNorm",
+       [&] {
+         return Call("LayerNorm", {x, Iota(Shape{3}), Iota(Shape{3})},
+                     {{"axis", IntAttr(1)}, {"epsilon", FloatAttr(1e-3f)}})
+             .shape();
+       }},
+      {"RMSNorm",
+       [&] {
+         return Call("RMSNorm", {x}, {{"axis", IntAttr(0)}, {"epsilon", FloatAttr(1e-3f)}}).shape();
+       }},
+      {"BatchNorm2d",
+       [&] {
+         return Call("BatchNorm2d", {img, Iota(Shape{2}), Iota(Shape{2}), Iota(Shape{2})},
+                     {{"training", IntAttr(1)},
+                      {"momentum", FloatAttr(0.5f)},
+                      {"epsilon", FloatAttr(1e-3f)}})
+             .shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -323,7 +341,8 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"ArgMax", Shape{2, 1}},
                                                  {"ArgMin", Shape{3}},
                                                  {"Pad", Shape{3, 4}},
-                                                 {"Tile", Shape{4, 3}}};
+                                                 {"Tile", Shape{4, 3}},
+                                                 {"BatchNorm2d", Shape{1, 2, 4, 4}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));

@@ -1,0 +1,33 @@
+// Normalization kernels (NormForwardArgs, NormBackwardArgs): groups [begin, end) at a time.
+// Every sum is in double over 8 lanes (lane j takes a block's elements i with i % 8 == j,
+// blocks in order, then the lanes added pairwise in a fixed tree), so a group's bits do not
+// depend on which thread runs it or how the groups are split: the reference runs them all on
+// one thread, the fast kernels split them over the pool.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/kernels/kernels.h"
+#include "core/kernels/thread_pool.h"
+
+namespace onemodel::internal {
+
+// Forward of groups [begin, end); stops early once the thread's CancelToken is cancelled.
+void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end);
+// Backward of groups [begin, end), as NormalizeGroups.
+void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t end);
+
+// Runs fn(begin, end) over [0, groups) on `pool` in chunks of at least about `grain` elements
+// of work (the whole range on the caller when that is one chunk).
+template <typename Fn>
+void SplitGroups(ThreadPool& pool, const NormGroups& l, const Fn& fn) {
+  constexpr int64_t kGrain = int64_t{1} << 15;
+  const int64_t per_group = l.blocks * l.block + 1;
+  const int64_t tasks =
+      std::min<int64_t>({l.groups, int64_t{pool.threads()} * 4, l.groups * per_group / kGrain});
+  if (tasks <= 1) return fn(0, l.groups);
+  pool.ParallelFor(tasks, [&](int64_t t) { fn(l.groups * t / tasks, l.groups * (t + 1) / tasks); });
+}
+
+}  // namespace onemodel::internal
