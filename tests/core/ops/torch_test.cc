@@ -15,9 +15,9 @@
 #include "core/autograd/engine.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
+#include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
-#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/linear.h"
@@ -319,9 +319,9 @@ TEST_F(TorchTest, Conv2dMatchesPyTorch) {
 // Where picks by each comparison of its own inputs (so PyTorch's comparisons are checked too),
 // Clip, LeakyRelu and GELU's erf form, on broadcast and strided inputs.
 TEST_F(TorchTest, TensorOpsMatchPyTorch) {
-  for (ops::CompareOp op :
-       {ops::CompareOp::kEqual, ops::CompareOp::kLess, ops::CompareOp::kLessEqual,
-        ops::CompareOp::kGreater, ops::CompareOp::kGreaterEqual}) {
+  for (ops::CompareOp op : {ops::CompareOp::kEqual, ops::CompareOp::kLess,
+                            ops::CompareOp::kLessEqual, ops::CompareOp::kGreater,
+                            ops::CompareOp::kGreaterEqual}) {
     const std::string name(ops::CompareOpName(op));
     Tensor a = Random(Shape{2, 3, 4}, rng_, pool_);
     const Tensor b = Random(Shape{3, 1}, rng_, pool_);

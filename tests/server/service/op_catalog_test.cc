@@ -41,7 +41,8 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"Slice.stop", IntAttr(1)},
                                                {"Permute.perm", IntsAttr({0, 2, 3, 1})},
                                                {"SGD.lr", FloatAttr(0.1f)},
-                                               {"ClipGradNorm.max_norm", FloatAttr(1)}};
+                                               {"ClipGradNorm.max_norm", FloatAttr(1)},
+                                               {"Dropout.seed", IntAttr(7)}};
   return values->at(op + "." + attribute);
 }
 
@@ -83,10 +84,15 @@ class OpCatalogTest : public ::testing::Test {
       std::vector<Tensor> inputs;
       const size_t given = spec.inputs.size() - static_cast<size_t>(spec.optional_inputs);
       for (std::string_view name : std::span(spec.inputs.begin(), given)) {
-        // Where's condition is BOOL: a comparison of the input with itself shifted.
-        inputs.push_back(name == "condition"
-                             ? ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_)
-                             : Input(requires_grad));
+        // Where's condition is BOOL: a comparison of the input with itself shifted; a class
+        // loss's target is INT64 class indices (zeros) of the input's shape without axis 1.
+        if (name == "condition") {
+          inputs.push_back(ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_));
+        } else if (name == "target" && spec.name != "MSELoss") {
+          inputs.push_back(Tensor::Empty(Shape{1, 4, 4}, DType::kInt64, pool_, /*zero=*/true));
+        } else {
+          inputs.push_back(Input(requires_grad));
+        }
       }
       return inputs;
     }
