@@ -25,6 +25,8 @@ COMPARISONS = ('Equal', 'Less', 'LessEqual', 'Greater', 'GreaterEqual')
 NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(COMPARISONS))
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
+# the losses over class indices
+_CLASS_LOSSES = ('CrossEntropy', 'NLLLoss')
 # the grad_fn name the server gives (docs/protocol.md section 3)
 GRAD_FN_NAME = {'Transpose': 'Permute'}
 
@@ -182,6 +184,12 @@ _RULES = {
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
 _RULES.update({op: (lambda s, a: ()) for op in ('SGD', 'AdamW', 'ClipGradNorm')})
+_RULES.update({op: (lambda s, a: s[1] if a.get('reduction') == 'none' else ())
+               for op in _CLASS_LOSSES})
+_RULES.update({
+    'MSELoss': lambda s, a: s[0] if a.get('reduction') == 'none' else (),
+    'Dropout': lambda s, a: s[0],
+})
 KNOWN = frozenset(_RULES)
 
 
@@ -220,6 +228,8 @@ def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any],
         return False
     if op == 'Where':  # the condition is BOOL and never requires gradients
         return any(input_requires_grad[1:])
+    if op in _CLASS_LOSSES:  # only the scores get gradients (not the targets or the weights)
+        return input_requires_grad[0]
     if op == 'Cast':
         out = infer_dtype(op, dtypes, attrs)
         return dtypes[0] in _t.FLOATING and out in _t.FLOATING
