@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <vector>
 
 #include "core/autograd/backward_record.h"
 #include "core/common/cancellation.h"
@@ -14,8 +13,6 @@
 
 namespace onemodel::ops {
 namespace {
-
-using internal::Temporary;
 
 // The storage offset of element r (row-major) of t.
 int64_t OffsetOf(const Tensor& t, int64_t r) {
@@ -92,6 +89,7 @@ void CheckClassInputs(std::string_view op, const Tensor& x, const Tensor& target
   if (target.is_null()) {
     throw TensorException(std::string(op) + ": input target is a null handle");
   }
+  if (target.IsStale()) (void)target.version();  // throws StaleTensorException naming it
   if (target.dtype() != DType::kInt64 && target.dtype() != DType::kInt32) {
     throw TensorTypeException(std::string(op) + ": input target is " + target.Describe() +
                               "; class indices are INT64 (or INT32), so Cast it to INT64 first");

@@ -219,6 +219,13 @@ TEST_F(LossTest, WrongTypesAndShapesSayWhatToGive) {
       {"MSELoss", "target", "Cast"});
 }
 
+TEST_F(LossTest, AReleasedTargetIsStale) {
+  const Tensor x = Vec({1, 2, 3, 1, 1, 1}, Shape{2, 3});
+  Tensor t = Labels({0, 1}, Shape{2});
+  t.Dispose();
+  ExpectError<StaleTensorException>([&] { ops::NllLoss(x, t, nullptr, {}, ctx_); }, {"stale"});
+}
+
 TEST_F(LossTest, MseLossSquaresDifferencesAndReduces) {
   const Tensor a = Vec({1, 2, 3, 4}, Shape{2, 2});
   const Tensor b = Vec({0, 4, 3, 1}, Shape{2, 2});
