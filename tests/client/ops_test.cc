@@ -663,8 +663,9 @@ TEST_F(OpsTest, CrossEntropyAndItsGradientThroughTheServer) {
   const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
   ExpectClose(Values(root), {static_cast<float>(std::log(z) - 3)});
   const TensorHandle g = session_->Backward(root, {x})[0];
-  ExpectClose(Values(g), {static_cast<float>(std::exp(1.0) / z), static_cast<float>(std::exp(2.0) / z),
-                          static_cast<float>(std::exp(3.0) / z - 1), 0, 0, 0});
+  ExpectClose(Values(g),
+              {static_cast<float>(std::exp(1.0) / z), static_cast<float>(std::exp(2.0) / z),
+               static_cast<float>(std::exp(3.0) / z - 1), 0, 0, 0});
   EXPECT_EQ(root.info().grad_fn(), "CrossEntropy");
 }
 

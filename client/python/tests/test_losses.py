@@ -67,10 +67,9 @@ def test_mse_loss_matches_torch_with_gradients(ksess, rng):
 
 def dropout_keeps(seed, count, p):
     """Element i is kept when the i-th SplitMix64 draw from `seed`, as 53 bits / 2^53, is >= p."""
-    m = np.uint64(0xFFFFFFFFFFFFFFFF)
-    with np.errstate(over='ignore'):
-        z = (np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
-             + (np.arange(count, dtype=np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)) & m
+    with np.errstate(over='ignore'):  # uint64 arithmetic wraps modulo 2^64, as intended
+        i = np.arange(count, dtype=np.uint64) + np.uint64(1)
+        z = np.uint64(seed & 0xFFFFFFFFFFFFFFFF) + i * np.uint64(0x9E3779B97F4A7C15)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
@@ -81,8 +80,9 @@ def test_dropout_mask_is_the_documented_generator_on_every_kernel_set(ksess, rng
     x = rng.standard_normal((16, 33)).astype(np.float32)
     for seed in (0, 12345, -7):
         got = ksess.tensor(x).dropout(0.3, seed=seed).numpy()
-        keep = dropout_keeps(seed, x.size, np.float32(0.3)).reshape(x.shape)
-        np.testing.assert_array_equal(got, np.where(keep, x * np.float32(1 / (1 - np.float32(0.3))), 0))
+        p = float(np.float32(0.3))  # the FLOAT attribute's value
+        keep = dropout_keeps(seed, x.size, p).reshape(x.shape)
+        np.testing.assert_array_equal(got, np.where(keep, x * np.float32(1.0 / (1.0 - p)), 0))
     t = ksess.tensor(x, requires_grad=True)
     y = t.dropout(0.5, seed=4)
     (g,) = onemodel.grad(y, [t], grad_output=np.ones(x.shape, np.float32))
