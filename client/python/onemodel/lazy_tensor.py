@@ -518,9 +518,10 @@ class Tensor:
         """torch's mse_loss: the squared differences from `target` (the same shape), reduced."""
         return apply('MSELoss', self, target, reduction=str(reduction))
 
-    def dropout(self, p: float = 0.5, seed: int = 0, training: bool = True) -> Tensor:
+    def dropout(self, p: float = 0.5, *, seed: int, training: bool = True) -> Tensor:
         """Elements zeroed with probability p by a mask that depends only on `seed` and the
-        element's index (docs/protocol.md), the rest scaled by 1/(1-p); not training: self."""
+        element's index (docs/protocol.md), the rest scaled by 1/(1-p); not training: self.
+        The seed is required: give each step its own (the same seed, the same mask)."""
         if not training:
             return self
         return apply('Dropout', self, ratio=float(p), seed=int(seed))

@@ -88,7 +88,9 @@ def test_dropout_mask_is_the_documented_generator_on_every_kernel_set(ksess, rng
     (g,) = onemodel.grad(y, [t], grad_output=np.ones(x.shape, np.float32))
     np.testing.assert_array_equal(g.numpy(), np.where(dropout_keeps(4, x.size, 0.5), 2.0, 0.0)
                                   .reshape(x.shape))
-    assert t.dropout(0.9, training=False) is t
+    assert t.dropout(0.9, seed=1, training=False) is t
+    with pytest.raises(TypeError):
+        t.dropout(0.5)  # the seed is required
     assert y.shape == x.shape
 
 
