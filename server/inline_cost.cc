@@ -82,6 +82,10 @@ constexpr std::pair<std::string_view, Rule> kRules[] = {
     {"LessEqual", Rule::kBroadcast},
     {"Greater", Rule::kBroadcast},
     {"GreaterEqual", Rule::kBroadcast},
+    {"CrossEntropy", Rule::kAtMostInput},  // reads all its inputs, writes at most x's elements
+    {"NLLLoss", Rule::kAtMostInput},
+    {"MSELoss", Rule::kBroadcast},  // same shapes (or refused)
+    {"Dropout", Rule::kSame},
     // MaxPool2d, ReluMaxPool2d, AvgPool2d and GlobalAvgPool2d (padding and ceil_mode can
     // make the output larger than the input), ToLayout (blocks pad the channels), Where
     // (three operands), Conv2d (work grows with the kernel) and the optimizers (variadic

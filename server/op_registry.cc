@@ -21,6 +21,7 @@
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "server/logging.h"
+#include "server/loss_ops.h"
 #include "server/nearest_names.h"
 #include "server/optimizer_ops.h"
 #include "server/rpc_error.h"
@@ -438,6 +439,26 @@ const OpSpec kOps[] = {
                                 .momentum = c.Float("momentum", 0.1f),
                                 .eps = c.Float("epsilon", 1e-5f)}, c.ctx()); },
      /*variadic=*/false, /*optional_inputs=*/2},
+    {"CrossEntropy", {"X", "target", "weight"},
+     {{"ignore_index", kI, "-100", "targets equal to it add nothing"},
+      {"reduction", kS, "mean", "none, mean (over the weights of the counted targets) or sum"},
+      {"label_smoothing", kF, "0", "mixes the target with the uniform distribution, in [0, 1]"}},
+     true, "torch's cross_entropy of logits X (N, C, ...) and class indices target (INT64)",
+     &RunCrossEntropy, /*variadic=*/false, /*optional_inputs=*/1},
+    {"NLLLoss", {"X", "target", "weight"},
+     {{"ignore_index", kI, "-100", "targets equal to it add nothing"},
+      {"reduction", kS, "mean", "none, mean (over the weights of the counted targets) or sum"}},
+     true, "torch's nll_loss of log-probabilities X (N, C, ...) and class indices target (INT64)",
+     &RunNllLoss, /*variadic=*/false, /*optional_inputs=*/1},
+    {"MSELoss", {"X", "target"},
+     {{"reduction", kS, "mean", "none, mean or sum"}}, true,
+     "the squared differences of X and target (same shape), reduced", &RunMseLoss},
+    {"Dropout", {"X"},
+     {{"ratio", kF, "0.5", "the probability of zeroing an element, in [0, 1]"},
+      {"seed", kI, "", "the mask's seed: the same seed gives the same mask"},
+      {"training", kI, "1", "0 returns X unchanged"}},
+     true, "X with elements zeroed at random (a seeded mask) and the rest scaled by 1/(1-ratio)",
+     &RunDropout},
 };
 // clang-format on
 

@@ -761,5 +761,48 @@ TEST_F(OpsTest, LayerNormRMSNormAndBatchNorm2d) {
   ExpectClose(Values(mean), {2, 0.5f});  // inference leaves them
 }
 
+TEST_F(OpsTest, CrossEntropyAndItsGradientThroughTheServer) {
+  // Row 0 counts (target 2), row 1 is ignored: the mean is row 0's loss, and only row 0 gets
+  // softmax - onehot.
+  const TensorHandle x =
+      session_->Put<float>(std::vector<float>{1, 2, 3, 5, 5, 5}, {2, 3}, {.requires_grad = true});
+  const TensorHandle labels = session_->Put<int64_t>(std::vector<int64_t>{2, -100}, {2});
+  client::RunBuilder run;
+  const client::RunOutput loss = run.Op("CrossEntropy", {x, labels});
+  const TensorHandle root = session_->Run(run)[loss];
+  const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  ExpectClose(Values(root), {static_cast<float>(std::log(z) - 3)});
+  const TensorHandle g = session_->Backward(root, {x})[0];
+  ExpectClose(Values(g),
+              {static_cast<float>(std::exp(1.0) / z), static_cast<float>(std::exp(2.0) / z),
+               static_cast<float>(std::exp(3.0) / z - 1), 0, 0, 0});
+  EXPECT_EQ(root.info().grad_fn(), "CrossEntropy");
+}
+
+TEST_F(OpsTest, LossesTakeReductionWeightsAndInt32Targets) {
+  const TensorHandle lp = Put({-1, -2, -3, -4, -5, -6}, {2, 3});
+  const TensorHandle t32 = session_->Put<int32_t>(std::vector<int32_t>{0, 2}, {2});
+  EXPECT_THAT(Values(Run("NLLLoss", {lp, t32}, {{"reduction", "none"}})), ElementsAre(1, 6));
+  EXPECT_THAT(Values(Run("NLLLoss", {lp, t32, Put({3, 1, 1}, {3})})), ElementsAre(9.0f / 4));
+  EXPECT_THAT(Values(Run("MSELoss", {lp, Put({0, 0, 0, 0, 0, 0}, {2, 3})}, {{"reduction", "sum"}})),
+              ElementsAre(91));
+  // Dropout: the same seed gives the same mask; training 0 gives X.
+  const TensorHandle x = Put(std::vector<float>(64, 1.0f), {8, 8});
+  const std::vector<float> a = Values(Run("Dropout", {x}, {{"seed", int64_t{5}}}));
+  EXPECT_EQ(Values(Run("Dropout", {x}, {{"seed", int64_t{5}}})), a);
+  for (float v : a) EXPECT_TRUE(v == 0 || v == 2) << v;
+  EXPECT_EQ(Values(Run("Dropout", {x}, {{"seed", int64_t{5}}, {"training", int64_t{0}}})),
+            std::vector<float>(64, 1.0f));
+}
+
+TEST_F(OpsTest, AnOutOfRangeTargetIsAnInvalidArgumentNamingItAndTheClassCount) {
+  const TensorHandle x = Put({1, 2, 3, 4, 5, 6}, {2, 3});
+  const TensorHandle labels = session_->Put<int64_t>(std::vector<int64_t>{0, 3}, {2});
+  EXPECT_TRUE(FailsWith([&] { Run("CrossEntropy", {x, labels}); },
+                        grpc::StatusCode::INVALID_ARGUMENT, {"target 3", "3 classes"}));
+  EXPECT_TRUE(FailsWith([&] { Run("CrossEntropy", {x, x}); }, grpc::StatusCode::INVALID_ARGUMENT,
+                        {"target", "Cast it to INT64"}));
+}
+
 }  // namespace
 }  // namespace onemodel::testing

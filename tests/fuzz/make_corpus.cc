@@ -427,6 +427,41 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
       {Op("BatchNorm2d", {image, Inline(Floats({2}, {0, 0})), Inline(Floats({2}, {1, 1}))},
           {{"training", IntAttr(1)}, {"momentum", FloatAttr(0.5f)}})});
   add("batchnorm-bad-stats", {Op("BatchNorm2d", {image, y, y}, {{"epsilon", FloatAttr(-1)}})});
+  TensorProto labels = Header(TensorProto::INT64, {2});  // class indices for x [2, 3]
+  labels.add_int64_data(2);
+  labels.add_int64_data(-100);
+  TensorProto bad_labels = Header(TensorProto::INT64, {2});
+  bad_labels.add_int64_data(0);
+  bad_labels.add_int64_data(std::numeric_limits<int64_t>::max());
+  add("crossentropy", {Op("CrossEntropy", {x, Inline(labels)},
+                          {{"reduction", StringAttr("none")},
+                           {"label_smoothing", FloatAttr(0.1f)},
+                           {"ignore_index", IntAttr(-100)}})});
+  TensorProto column_labels = Header(TensorProto::INT32, {3});  // for xt [3, 2]
+  for (int32_t v : {1, 0, 1}) column_labels.add_int32_data(v);
+  add("crossentropy-weighted-strided",
+      {Op("CrossEntropy", {xt, Inline(column_labels), Inline(Floats({2}, {0.5f, 2}))}),
+       Op("CrossEntropy", {y, ints, row})});
+  add("crossentropy-target-out-of-range", {Op("CrossEntropy", {x, Inline(bad_labels)})});
+  add("crossentropy-float-target", {Op("CrossEntropy", {x, x})});
+  add("crossentropy-smoothing-nan",
+      {Op("CrossEntropy", {x, Inline(labels)},
+          {{"label_smoothing", FloatAttr(std::numeric_limits<float>::quiet_NaN())}})});
+  add("nllloss-sum", {Op("NLLLoss", {x, Inline(labels)}, {{"reduction", StringAttr("sum")}})});
+  add("nllloss-image-shape-mismatch", {Op("NLLLoss", {image, ints})});
+  add("nllloss-empty", {Op("NLLLoss", {empty, Inline(Header(TensorProto::INT64, {0}))})});
+  add("mseloss",
+      {Op("MSELoss", {x, x}, {{"reduction", StringAttr("none")}}), Op("MSELoss", {Output(0), x}),
+       Op("MSELoss", {xt, y}, {{"reduction", StringAttr("sum")}})});
+  add("mseloss-bad-reduction", {Op("MSELoss", {x, x}, {{"reduction", StringAttr("avg")}})});
+  add("dropout", {Op("Dropout", {image}, {{"ratio", FloatAttr(0.3f)}, {"seed", IntAttr(3)}})});
+  add("dropout-eval-and-extremes",
+      {Op("Dropout", {x},
+          {{"seed", IntAttr(std::numeric_limits<int64_t>::min())}, {"training", IntAttr(0)}}),
+       Op("Dropout", {xt}, {{"seed", IntAttr(-1)}, {"ratio", FloatAttr(1)}})});
+  add("dropout-ratio-out-of-range",
+      {Op("Dropout", {x}, {{"seed", IntAttr(1)}, {"ratio", FloatAttr(2)}})});
+  add("dropout-no-seed", {Op("Dropout", {empty})});
 
   // Extreme attribute values: overflow and range checks.
   const int64_t i64_min = std::numeric_limits<int64_t>::min();

@@ -554,6 +554,44 @@ class Tensor:
         return apply('BatchNorm2d', *inputs, training=int(bool(training)),
                      momentum=float(momentum), epsilon=float(eps))
 
+    # ---- losses and dropout (as torch.nn.functional) -----------------------------------------
+
+    def _class_target(self, target: Any) -> Tensor:
+        """`target` as a Tensor of class indices: a Tensor as it is, integers uploaded (INT64)."""
+        if isinstance(target, Tensor):
+            return target
+        arr = np.asarray(target)
+        if arr.dtype.kind not in 'iu':
+            raise TypeError('class-index targets are integers (INT64 or INT32), got %s' % arr.dtype)
+        return tensor(self.session, arr.astype(np.int64, copy=False))
+
+    def cross_entropy(self, target: Any, weight: Optional[Operand] = None,
+                      ignore_index: int = -100, reduction: str = 'mean',
+                      label_smoothing: float = 0.0) -> Tensor:
+        """torch's cross_entropy of these logits (N, C, d1, ...) or (C) and class indices
+        `target` (N, d1, ...); `weight` (C) weighs each class; reduction 'none', 'mean' or 'sum'."""
+        inputs = [self, self._class_target(target)] + ([] if weight is None else [weight])
+        return apply('CrossEntropy', *inputs, ignore_index=int(ignore_index),
+                     reduction=str(reduction), label_smoothing=float(label_smoothing))
+
+    def nll_loss(self, target: Any, weight: Optional[Operand] = None, ignore_index: int = -100,
+                 reduction: str = 'mean') -> Tensor:
+        """torch's nll_loss of these log-probabilities (N, C, d1, ...) and class indices."""
+        inputs = [self, self._class_target(target)] + ([] if weight is None else [weight])
+        return apply('NLLLoss', *inputs, ignore_index=int(ignore_index), reduction=str(reduction))
+
+    def mse_loss(self, target: Operand, reduction: str = 'mean') -> Tensor:
+        """torch's mse_loss: the squared differences from `target` (the same shape), reduced."""
+        return apply('MSELoss', self, target, reduction=str(reduction))
+
+    def dropout(self, p: float = 0.5, *, seed: int, training: bool = True) -> Tensor:
+        """Elements zeroed with probability p by a mask that depends only on `seed` and the
+        element's index (docs/protocol.md), the rest scaled by 1/(1-p); not training: self.
+        The seed is required: give each step its own (the same seed, the same mask)."""
+        if not training:
+            return self
+        return apply('Dropout', self, ratio=float(p), seed=int(seed))
+
     # ---- conversion -------------------------------------------------------------------------
 
     def cast(self, dtype: Any) -> Tensor:

@@ -28,6 +28,8 @@ NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(
                                | set(ARG_EXTREMA))
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
+# the losses over class indices
+_CLASS_LOSSES = ('CrossEntropy', 'NLLLoss')
 # the grad_fn name the server gives (docs/protocol.md section 3)
 GRAD_FN_NAME = {'Transpose': 'Permute', 'Split': 'Slice'}
 
@@ -243,6 +245,12 @@ _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op 
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
 _RULES.update({op: (lambda s, a: ()) for op in ('SGD', 'AdamW', 'ClipGradNorm')})
 _RULES.update({op: (lambda s, a: s[0]) for op in ('LayerNorm', 'RMSNorm', 'BatchNorm2d')})
+_RULES.update({op: (lambda s, a: s[1] if a.get('reduction') == 'none' else ())
+               for op in _CLASS_LOSSES})
+_RULES.update({
+    'MSELoss': lambda s, a: s[0] if a.get('reduction') == 'none' else (),
+    'Dropout': lambda s, a: s[0],
+})
 KNOWN = frozenset(_RULES)
 
 
@@ -283,7 +291,8 @@ def records(op: str, input_requires_grad: Sequence[bool], dtypes: Sequence[Any],
         return False
     if op == 'Where':  # the condition is BOOL and never requires gradients
         return any(input_requires_grad[1:])
-    if op in ('Embedding', 'Gather'):  # the indices are integers and never require gradients
+    # the indices and the class losses' targets are integers; class weights get no gradient
+    if op in ('Embedding', 'Gather') or op in _CLASS_LOSSES:
         return input_requires_grad[0]
     if op == 'Cast':
         out = infer_dtype(op, dtypes, attrs)

@@ -117,6 +117,8 @@ TENSOR_METHOD = {
     'Concat': 'concat', 'Split': 'split', 'ReduceMax': 'reduce_max', 'ReduceMin': 'reduce_min',
     'ArgMax': 'argmax', 'ArgMin': 'argmin', 'Pad': 'pad', 'Tile': 'tile', 'CumSum': 'cumsum',
     'LayerNorm': 'layer_norm', 'RMSNorm': 'rms_norm', 'BatchNorm2d': 'batch_norm2d',
+    'CrossEntropy': 'cross_entropy', 'NLLLoss': 'nll_loss', 'MSELoss': 'mse_loss',
+    'Dropout': 'dropout',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead
 OPTIM_FUNCTION = {'SGD': 'SGD', 'AdamW': 'AdamW', 'ClipGradNorm': 'clip_grad_norm_'}

@@ -17,6 +17,9 @@ import numpy as np
 
 FLOAT = 1           # onnx.TensorProto.FLOAT
 BOOL = 9            # onnx.TensorProto.BOOL
+INT32 = 6           # onnx.TensorProto.INT32
+INT64 = 7           # onnx.TensorProto.INT64
+NO_CLASS = -2 ** 63  # an ignore_index no label equals (ONNX's losses without one)
 STRING = 8          # never expressible: onemodeld has no string tensors (protocol.md 4.1)
 
 
@@ -45,6 +48,7 @@ class Node:
         self._read_attrs = set()
         self._read_inputs = set()
         self._outputs_read = False
+        self._unmapped_outputs = None
 
     def attr(self, name, default=None):
         """The attribute's value (bytes decoded), or `default` when absent."""
@@ -81,6 +85,11 @@ class Node:
         self._outputs_read = True
         return self.n_outputs
 
+    def only_first_output(self, what):
+        """The node's further outputs (`what`, optional in ONNX) are left out: the operations
+        compute the first output only, which is the one compared."""
+        self._unmapped_outputs = what
+
     def check_all_read(self):
         for name in sorted(set(self.attrs) - self._read_attrs):
             raise NotExpressible('attribute %s = %r has no onemodeld counterpart'
@@ -88,7 +97,7 @@ class Node:
         for i, a in enumerate(self.arrays):
             if a is not None and i not in self._read_inputs:
                 raise NotExpressible('input %d has no onemodeld counterpart' % i)
-        if self.n_outputs != 1 and not self._outputs_read:
+        if self.n_outputs != 1 and not self._outputs_read and self._unmapped_outputs is None:
             raise NotExpressible('%d outputs; onemodeld operations have one' % self.n_outputs)
 
 
@@ -470,6 +479,41 @@ def batch_normalization(n):
                epsilon=float(n.attr('epsilon', 1e-5)))]
 
 
+def _class_loss(name):
+    """NegativeLogLikelihoodLoss -> NLLLoss, SoftmaxCrossEntropyLoss -> CrossEntropy: scores
+    (N, C, d1, ...), INT32/INT64 labels, optional weights (C). Without ignore_index no label is
+    ignored; SoftmaxCrossEntropyLoss's log_prob output is left out."""
+    def translate(n):
+        x, labels = n.tensor(0), n.tensor(1, any_type=True)
+        _require(n.protos[1].data_type in (INT32, INT64), 'labels are %s; class indices are '
+                 'INT64 or INT32' % type_name(n.protos[1].data_type))
+        inputs = [x, labels] + ([n.tensor(2)] if n.has_input(2) else [])
+        if n.n_outputs > 1:
+            n.only_first_output('log_prob')
+        return [op(name, *inputs, ignore_index=int(n.attr('ignore_index', NO_CLASS)),
+                   reduction=n.attr('reduction', 'mean'))]
+    return translate
+
+
+def dropout(n):
+    """Not training (opset 12's training_mode input false or absent, and every older opset,
+    whose Dropout ONNX runs as inference) Dropout is X, as is training with ratio 0. A training
+    mask for ratio > 0 is the test's own generator's, not expressible; the mask output is left
+    out."""
+    x = n.tensor(0)
+    if n.opset < 12:
+        ratio, training = float(n.attr('ratio', 0.5)), 0
+    else:
+        ratio = float_input(n, 1)
+        ratio = 0.5 if ratio is None else ratio
+        training = n.ints_input(2, [0])[0]
+    _require(not training or ratio == 0, 'training Dropout with ratio %g: its mask is drawn by '
+             "the test's generator, onemodeld's mask by its own (docs/protocol.md)" % ratio)
+    if n.n_outputs > 1:
+        n.only_first_output('mask')
+    return [op('Dropout', x, ratio=ratio, seed=int(n.attr('seed', 0)), training=int(training))]
+
+
 class Entry:
     """family: the tolerance family (compare.FAMILIES); translate(Node) -> operations."""
 
@@ -538,6 +582,9 @@ MAPPING = {
     'CumSum': Entry('reduction', cumsum),
     'LayerNormalization': Entry('reduction', layer_normalization),
     'BatchNormalization': Entry('reduction', batch_normalization),
+    'NegativeLogLikelihoodLoss': Entry('reduction', _class_loss('NLLLoss')),
+    'SoftmaxCrossEntropyLoss': Entry('reduction', _class_loss('CrossEntropy')),
+    'Dropout': Entry('exact', dropout),
 }
 
 

@@ -20,6 +20,7 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
+#include "core/ops/loss.h"
 #include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
@@ -299,6 +300,18 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::RMSNorm(x, nullptr, -1, 1e-5f, ctx));
   const Tensor stats = w.Detach().Slice(0, 0, 1).Squeeze(0).Slice(0, 0, 2);
   out(ops::BatchNorm2d(x, stats, stats, nullptr, nullptr, {}, ctx));
+  const Tensor never = ops::Less(w, w, ctx);
+  out(never);
+  const Tensor labels = ops::Cast(never, DType::kInt64, ctx);  // (8, 8) zeros
+  out(labels);
+  const Tensor target = labels.Unsqueeze(0);  // (1, 8, 8) for x (N=1, C=2, 8, 8)
+  out(ops::CrossEntropy(x, target, nullptr, {.label_smoothing = 0.1f}, ctx));
+  const Tensor class_weights = w.Squeeze().Slice(0, 0, 1).Squeeze(0).Slice(0, 0, 2);  // (2)
+  out(ops::NllLoss(x, target, &class_weights, {.reduction = ops::Reduction::kNone}, ctx));
+  out(ops::MseLoss(x, x, ops::Reduction::kSum, ctx));
+  out(ops::MseLoss(x, x, ops::Reduction::kNone, ctx));
+  out(ops::Dropout(x, {.ratio = 0.5f, .seed = 1}, ctx));
+  ops::Dropout(x, {.training = false}, ctx);  // x itself
   return outputs;
 }
 

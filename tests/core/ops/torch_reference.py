@@ -163,6 +163,19 @@ def run(op, attrs, xs):
         mean, var = torch.linspace(-1, 1, c), torch.linspace(0.5, 2, c)
         return torch.nn.functional.batch_norm(xs[0], mean, var, xs[1], xs[2], training,
                                               momentum, eps)
+    if op in ("CrossEntropy", "NLLLoss"):  # REDUCTION IGNORE SMOOTHING NW WEIGHTS... TARGETS...
+        reduction, ignore, smoothing, nw = attrs[0], int(attrs[1]), float.fromhex(attrs[2]), int(attrs[3])
+        weight = torch.tensor(floats(attrs[4:4 + nw])) if nw else None
+        x = xs[0]
+        shape = [x.shape[0]] + list(x.shape[2:]) if x.dim() > 1 else []
+        target = torch.tensor(ints(attrs[4 + nw:]), dtype=torch.int64).reshape(shape)
+        if op == "NLLLoss":
+            return torch.nn.functional.nll_loss(x, target, weight, ignore_index=ignore,
+                                                reduction=reduction)
+        return torch.nn.functional.cross_entropy(x, target, weight, ignore_index=ignore,
+                                                 reduction=reduction, label_smoothing=smoothing)
+    if op == "MSELoss":
+        return torch.nn.functional.mse_loss(xs[0], xs[1], reduction=attrs[0])
     raise ValueError("unknown op " + op)
 
 

@@ -25,6 +25,7 @@
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
+#include "core/ops/loss.h"
 #include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
@@ -102,6 +103,10 @@ void ExpectClose(const std::vector<float>& ours, const std::vector<float>& torch
                  const std::string& what) {
   ASSERT_EQ(ours.size(), torch.size()) << what;
   for (size_t i = 0; i < ours.size(); ++i) {
+    if (std::isnan(torch[i])) {  // (a mean over no element)
+      EXPECT_TRUE(std::isnan(ours[i])) << what << " element " << i << " is " << ours[i];
+      continue;
+    }
     EXPECT_NEAR(ours[i], torch[i], tol * std::fmax(1.0, std::fabs(torch[i])))
         << what << " element " << i;
   }
@@ -619,6 +624,66 @@ TEST_F(TorchTest, NormalizationsMatchPyTorch) {
                                     {.training = training, .momentum = 0.1f, .eps = eps}, c);
           });
     }
+  }
+  RunAll();
+}
+
+// The losses against torch.nn.functional: the targets and weights travel in the attributes
+// (REDUCTION IGNORE SMOOTHING NW WEIGHTS... TARGETS...); only the logits get a gradient.
+TEST_F(TorchTest, LossesMatchPyTorch) {
+  const char* names[] = {"none", "mean", "sum"};
+  auto labels = [&](const Shape& shape, int64_t classes, int64_t ignore) {
+    Tensor t = Tensor::Empty(shape, DType::kInt64, pool_);
+    for (int64_t& v : t.MutableData<int64_t>()) {
+      v = static_cast<int64_t>(rng_() % static_cast<uint64_t>(classes + 1));
+      if (v == classes) v = ignore;  // about one in classes + 1 is ignored
+    }
+    return t;
+  };
+  int n = 0;
+  for (ops::Reduction red : {ops::Reduction::kNone, ops::Reduction::kMean, ops::Reduction::kSum}) {
+    for (const Shape& shape : {Shape{6, 5}, Shape{2, 4, 3, 2}, Shape{4}}) {
+      for (bool weighted : {false, true}) {
+        for (float eps : {0.0f, 0.15f}) {
+          const int64_t classes = shape[shape.rank() == 1 ? 0 : 1];
+          const int64_t ignore = n % 2 ? -100 : 1;
+          std::vector<int64_t> target_dims;
+          for (int d = 0; d < shape.rank(); ++d) {
+            if (d != 1) target_dims.push_back(shape[d]);
+          }
+          if (shape.rank() == 1) target_dims.clear();
+          const Tensor target =
+              labels(Shape(std::span<const int64_t>(target_dims)), classes, ignore);
+          const Tensor weight = Random(Shape{classes}, rng_, pool_, 0.25f, 2);
+          std::ostringstream attrs;
+          attrs << names[static_cast<int>(red)] << " " << ignore << " " << Hex(eps) << " "
+                << (weighted ? classes : 0);
+          if (weighted) {
+            for (float w : weight.Data<float>()) attrs << " " << Hex(w);
+          }
+          for (int64_t t : target.Data<int64_t>()) attrs << " " << t;
+          const ops::ClassLossParams p{ignore, red, eps};
+          // Logits as a reversed view: PyTorch sees the values.
+          const Tensor x = Random(shape, rng_, pool_).Slice(0, -1, -100, -1);
+          const std::string tag = "_" + std::to_string(n++);
+          Add("CrossEntropy" + tag, "CrossEntropy", attrs.str(), {x},
+              [=](const std::vector<Tensor>& in, const OpContext& c) {
+                return ops::CrossEntropy(in[0], target, weighted ? &weight : nullptr, p, c);
+              });
+          if (eps != 0) continue;
+          Add("NLLLoss" + tag, "NLLLoss", attrs.str(), {x},
+              [=](const std::vector<Tensor>& in, const OpContext& c) {
+                return ops::NllLoss(in[0], target, weighted ? &weight : nullptr, p, c);
+              });
+        }
+      }
+    }
+    Add(std::string("MSELoss_") + names[static_cast<int>(red)], "MSELoss",
+        names[static_cast<int>(red)],
+        {Random(Shape{3, 4}, rng_, pool_), Random(Shape{4, 3}, rng_, pool_).Transpose(0, 1)},
+        [red](const std::vector<Tensor>& in, const OpContext& c) {
+          return ops::MseLoss(in[0], in[1], red, c);
+        });
   }
   RunAll();
 }

@@ -83,6 +83,21 @@ TEST_F(InlineCostTest, ExtremaCountLikeReductionsAndCumSumLikeAUnaryOp) {
   EXPECT_EQ(Cost(cumsum), 2 * 64) << "one input and the output of 16 floats";
 }
 
+TEST_F(InlineCostTest, LossesCountTheirInputsAndAtMostTheirInputOutput) {
+  const std::string logits = Put(Shape{4, 4}), target = Put(Shape{4}), weight = Put(Shape{4});
+  for (const char* loss : {"CrossEntropy", "NLLLoss"}) {
+    v1::RunRequest request;
+    Op(request, loss, {logits, target, weight});
+    EXPECT_EQ(Cost(request), 64 + 16 + 16 + 64) << loss << ": at most one output per logit";
+  }
+  v1::RunRequest mse;
+  Op(mse, "MSELoss", {logits, logits});
+  EXPECT_EQ(Cost(mse), 3 * 64);
+  v1::RunRequest dropout;
+  Op(dropout, "Dropout", {logits});
+  EXPECT_EQ(Cost(dropout), 2 * 64);
+}
+
 TEST_F(InlineCostTest, BroadcastingCountsTheBroadcastOutput) {
   const std::string column = Put(Shape{1000, 1}), row = Put(Shape{1, 1000});
   v1::RunRequest outer;

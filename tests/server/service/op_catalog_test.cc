@@ -44,7 +44,8 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"ClipGradNorm.max_norm", FloatAttr(1)},
                                                {"Split.index", IntAttr(0)},
                                                {"Pad.pads", IntsAttr({0, 1, 0, 1, 0, 0, 1, 0})},
-                                               {"Tile.repeats", IntsAttr({1, 2, 1, 3})}};
+                                               {"Tile.repeats", IntsAttr({1, 2, 1, 3})},
+                                               {"Dropout.seed", IntAttr(7)}};
   return values->at(op + "." + attribute);
 }
 
@@ -92,9 +93,14 @@ class OpCatalogTest : public ::testing::Test {
       const size_t given = spec.inputs.size() - static_cast<size_t>(spec.optional_inputs);
       for (std::string_view name : std::span(spec.inputs.begin(), given)) {
         // Where's condition is BOOL: a comparison of the input with itself shifted.
-        // BatchNorm2d's running statistics: one per channel.
+        // BatchNorm2d's running statistics: one per channel. A class loss's target is INT64
+        // class indices (zeros) of the input's shape without axis 1.
         if (name == "running_mean" || name == "running_var") {
           inputs.push_back(Input().Slice(2, 0, 1).Slice(3, 0, 1).Reshape({2}, pool_));
+          continue;
+        }
+        if (name == "target" && spec.name != "MSELoss") {
+          inputs.push_back(Tensor::Empty(Shape{1, 4, 4}, DType::kInt64, pool_, /*zero=*/true));
           continue;
         }
         inputs.push_back(name == "condition"

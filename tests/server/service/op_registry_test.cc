@@ -40,6 +40,12 @@ class OpRegistryTest : public ::testing::Test {
     CheckSignature(*spec, static_cast<int>(inputs.size()), map);
     return spec->run(OpCall(inputs, map, ctx_));
   }
+  // INT64 class indices of shape [n].
+  Tensor Labels(std::vector<int64_t> v) {
+    Tensor t = Tensor::Empty(Shape{static_cast<int64_t>(v.size())}, DType::kInt64, pool_);
+    std::copy(v.begin(), v.end(), t.MutableData<int64_t>().begin());
+    return t;
+  }
   // A step counter at 0 (an INT64 scalar), for the optimizers.
   Tensor Step() { return Tensor::Empty(Shape{}, DType::kInt64, pool_, /*zero=*/true); }
   std::string ErrorOf(const std::function<void()>& f) {
@@ -311,6 +317,30 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"epsilon", FloatAttr(1e-3f)}})
              .shape();
        }},
+      {"CrossEntropy",
+       [&] {
+         return Call("CrossEntropy", {x, Labels({0, 2}), Iota(Shape{3})},
+                     {{"ignore_index", IntAttr(1)},
+                      {"reduction", StringAttr("none")},
+                      {"label_smoothing", FloatAttr(0.1f)}})
+             .shape();
+       }},
+      {"NLLLoss",
+       [&] {
+         return Call("NLLLoss", {x, Labels({0, 2})},
+                     {{"ignore_index", IntAttr(0)}, {"reduction", StringAttr("sum")}})
+             .shape();
+       }},
+      {"MSELoss",
+       [&] {
+         return Call("MSELoss", {x, x}, {{"reduction", StringAttr("none")}}).shape();
+       }},
+      {"Dropout",
+       [&] {
+         return Call("Dropout", {x},
+                     {{"ratio", FloatAttr(0.25f)}, {"seed", IntAttr(3)}, {"training", IntAttr(1)}})
+             .shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -342,7 +372,9 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"ArgMin", Shape{3}},
                                                  {"Pad", Shape{3, 4}},
                                                  {"Tile", Shape{4, 3}},
-                                                 {"BatchNorm2d", Shape{1, 2, 4, 4}}};
+                                                 {"BatchNorm2d", Shape{1, 2, 4, 4}},
+                                                 {"CrossEntropy", Shape{2}},
+                                                 {"NLLLoss", Shape{}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
@@ -572,6 +604,27 @@ TEST_F(OpRegistryTest, UnknownOperationsAreNotFound) {
   EXPECT_EQ(FindOp("Conv"), nullptr);
   EXPECT_EQ(FindOp("add"), nullptr) << "names are case-sensitive, as in ONNX";
   EXPECT_NE(FindOp("MaxPool2d"), nullptr);
+}
+
+TEST_F(OpRegistryTest, LossesReadTheirReductionAndDropoutItsSeed) {
+  const Tensor x = Iota();  // [[1, 2, 3], [4, 5, 6]]
+  EXPECT_EQ(Call("MSELoss", {x, Iota()}, {{"reduction", StringAttr("sum")}}).At<float>({}), 0.0f);
+  EXPECT_EQ(ErrorOf([&] {
+              Call("MSELoss", {x, x}, {{"reduction", StringAttr("avg")}});
+            }),
+            "attribute 'reduction' must be \"none\", \"mean\" or \"sum\" (got \"avg\")");
+  EXPECT_EQ(ErrorOf([&] {
+              Call("Dropout", {x}, {{"seed", IntAttr(1)}, {"training", IntAttr(2)}});
+            }),
+            "attribute 'training' must be 0 or 1 (got 2)");
+  EXPECT_EQ(ErrorOf([&] { Call("Dropout", {x}); }), "attribute 'seed' (an int) is required");
+  const Tensor off = Call("Dropout", {x}, {{"seed", IntAttr(1)}, {"training", IntAttr(0)}});
+  EXPECT_EQ(off.buffer(), x.buffer()) << "training 0 is X itself";
+  // The weight is optional; given, it weighs the mean.
+  const float plain = Call("NLLLoss", {x, Labels({0, 2})}).At<float>({});
+  EXPECT_EQ(plain, -3.5f);          // -(1 + 6) / 2
+  const Tensor w = Iota(Shape{3});  // 1, 2, 3
+  EXPECT_EQ(Call("NLLLoss", {x, Labels({0, 2}), w}).At<float>({}), -19.0f / 4);  // -(1 + 18) / 4
 }
 
 }  // namespace
