@@ -184,7 +184,16 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
     ++closing_;
   }
   Session* s = session.get();
-  s->strand().Post([this, session = std::move(session), reason, done = std::move(done)] {
+  // The close counts as finished (CloseAll() waits for that, then the manager may go) only when
+  // the task lets go of the session, after the strand is done with the task: the task may hold
+  // the last reference, and a session gives its memory back to server_budget_ when destroyed.
+  std::shared_ptr<Session> held(s, [this, session = std::move(session)](Session*) mutable {
+    session.reset();
+    std::lock_guard guard(mutex_);
+    --closing_;
+    changed_.notify_all();  // under the lock, as CloseAll() may destroy the manager next
+  });
+  s->strand().Post([this, session = std::move(held), reason, done = std::move(done)] {
     const int64_t bytes = session->budget().used();
     int64_t buffers = 0;
     try {
@@ -205,11 +214,6 @@ void SessionManager::End(std::shared_ptr<Session> session, EndReason reason,
     }
     if (on_end_) on_end_(*session, reason, buffers);
     if (done) done(buffers, bytes);
-    // Last, and notified under the lock: CloseAll() returns (and the manager may be destroyed)
-    // only once every listener and callback has run.
-    std::lock_guard guard(mutex_);
-    --closing_;
-    changed_.notify_all();
   });
 }
 

@@ -48,6 +48,11 @@ void WorkerPool::Loop() {
   }
 }
 
+Strand::~Strand() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [&] { return !running_; });
+}
+
 void Strand::Post(std::function<void()> task) { PostAsync(Releasing(std::move(task))); }
 
 void Strand::PostAsync(std::function<void(Done)> task) {
@@ -101,6 +106,7 @@ void Strand::Finish() {
     std::lock_guard guard(mutex_);
     if (queue_.empty()) {
       running_ = false;
+      idle_.notify_all();  // under the lock: a waiting destructor returns only after we unlock
       return;
     }
   }

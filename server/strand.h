@@ -48,6 +48,11 @@ class Strand {
  public:
   using Done = std::function<void()>;
   explicit Strand(WorkerPool& pool) : pool_(pool) {}
+  // Waits until the strand has let its last task go: a worker still uses the strand after a
+  // task's last statement (which may be what its owner waits for) to start the next task or
+  // go idle. Never destroy a strand from one of its own tasks, nor with tasks queued that
+  // nothing will let run.
+  ~Strand();
   Strand(const Strand&) = delete;
   Strand& operator=(const Strand&) = delete;
 
@@ -74,6 +79,7 @@ class Strand {
 
   WorkerPool& pool_;
   mutable std::mutex mutex_;
+  std::condition_variable idle_;  // notified (under mutex_) when running_ becomes false
   std::deque<std::function<void(Done)>> queue_;
   bool running_ = false;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "core/common/exceptions.h"
@@ -235,6 +236,16 @@ TEST_F(SessionManagerTest, SnapshotListsSessionsByTheirPublicSerial) {
   EXPECT_EQ(snap.per_session[1].requests, 1);
   EXPECT_EQ(snap.sessions.open, 2);
   EXPECT_EQ(snap.sessions.created, 2);
+}
+
+TEST_F(SessionManagerTest, CloseAllReturnsOnlyOnceTheClosedSessionsAreDestroyed) {
+  // The close task holds the last reference; a session destroyed after CloseAll() returned
+  // would give its memory back to the server budget of a manager that may be gone.
+  for (int i = 0; i < 500; ++i) {
+    const std::weak_ptr<Session> session = manager().Create(Request());
+    manager().CloseAll();
+    ASSERT_TRUE(session.expired()) << "iteration " << i;
+  }
 }
 
 }  // namespace
