@@ -35,7 +35,8 @@ namespace onemodel {
   X(LogSoftmax) X(Cast) X(Contiguous) X(Copy) X(ToLayout) X(Reshape) X(Permute) X(Slice)      \
   X(Expand) X(Squeeze) X(Unsqueeze) X(Conv2d)                                                \
   X(Erf) X(Where) X(Clip) X(LeakyRelu)                                                         \
-  X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)
+  X(ReluMaxPool2d) X(AvgPool2d) X(GlobalAvgPool2d)                                            \
+  X(ConvTranspose2d)
 
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };
