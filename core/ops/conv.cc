@@ -14,11 +14,11 @@ namespace {
 // Conv2d's checks (transposed: ConvTranspose2d's, whose weights are (C, K / groups, KH, KW)).
 void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
                  bool transposed = false) {
-  const std::string op = transposed ? "ConvTranspose2d: " : "Conv2d: ";
+  const char* op = transposed ? "ConvTranspose2d: " : "Conv2d: ";  // no allocation unless thrown
   auto fail = [&](const std::string& what) { throw TensorShapeException(op + what); };
-  const std::string w_form = transposed ? "(C, K / groups, KH, KW)" : "(K, C / groups, KH, KW)";
+  const char* w_form = transposed ? "(C, K / groups, KH, KW)" : "(K, C / groups, KH, KW)";
   if (x.rank() != 4) fail("input x must be (N, C, H, W), got " + x.Describe());
-  if (w.rank() != 4) fail("weights w must be " + w_form + ", got " + w.Describe());
+  if (w.rank() != 4) fail(std::string("weights w must be ") + w_form + ", got " + w.Describe());
   if (p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1) {
     fail("strides and dilations must be >= 1, got strides " + std::to_string(p.stride_h) + ", " +
          std::to_string(p.stride_w) + " and dilations " + std::to_string(p.dilation_h) + ", " +

@@ -274,6 +274,7 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::Clip(x, -0.5f, 0.5f, ctx));
   out(ops::LeakyRelu(x, 0.2f, ctx));
   out(ops::Gelu(x, ops::GeluApproximation::kNone, ctx));
+  out(ops::ConvTranspose2d(x, ops::Reshape(w, kernel, ctx), nullptr, {}, ctx));
   return outputs;
 }
 

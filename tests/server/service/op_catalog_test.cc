@@ -84,9 +84,15 @@ class OpCatalogTest : public ::testing::Test {
       const size_t given = spec.inputs.size() - static_cast<size_t>(spec.optional_inputs);
       for (std::string_view name : std::span(spec.inputs.begin(), given)) {
         // Where's condition is BOOL: a comparison of the input with itself shifted.
-        inputs.push_back(name == "condition"
-                             ? ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_)
-                             : Input(requires_grad));
+        // ConvTranspose2d's weights lead with the input's channels: [2, 1, 4, 4].
+        if (name == "condition") {
+          inputs.push_back(ops::Less(Input(), Input().Slice(3, -1, -5, -1), ctx_));
+        } else if (spec.name == "ConvTranspose2d" && name == "W") {
+          const Tensor w = Input().Transpose(0, 1);
+          inputs.push_back(requires_grad ? w.WithRequiresGrad() : w);
+        } else {
+          inputs.push_back(Input(requires_grad));
+        }
       }
       return inputs;
     }
