@@ -113,7 +113,7 @@ TENSOR_METHOD = {
     'Unsqueeze': 'unsqueeze', 'Conv2d': 'conv2d', 'Erf': 'erf', 'Equal': 'eq', 'Less': 'lt',
     'LessEqual': 'le', 'Greater': 'gt', 'GreaterEqual': 'ge', 'Where': 'where', 'Clip': 'clip',
     'LeakyRelu': 'leaky_relu', 'ReluMaxPool2d': 'relu_max_pool2d', 'AvgPool2d': 'avg_pool2d',
-    'GlobalAvgPool2d': 'global_avg_pool2d',
+    'GlobalAvgPool2d': 'global_avg_pool2d', 'ConvTranspose2d': 'conv_transpose2d',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead
 OPTIM_FUNCTION = {'SGD': 'SGD', 'AdamW': 'AdamW', 'ClipGradNorm': 'clip_grad_norm_'}
