@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "core/autograd/engine.h"
 #include "core/autograd/backward_record.h"
 #include "core/common/exceptions.h"
+#include "core/kernels/accuracy.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
@@ -195,6 +197,45 @@ TEST_F(OpsTest, ConvTranspose2dSpreadsEachInputOverItsWindowInEveryKernel) {
                                              3, 4, 3, 4, 0,  //
                                              0, 0, 0, 0, 0}))
         << kernels->name();
+  }
+}
+
+TEST_F(OpsTest, ConvTranspose2dFastIsWithinConv2dsInputGradientBoundOfTheReference) {
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> value(-1, 1);
+  auto random = [&](const Shape& shape) {
+    Tensor t = Tensor::Empty(shape, DType::kFloat, pool_);
+    for (float& v : t.MutableData<float>()) v = value(rng);
+    return t;
+  };
+  const OpContext exact{pool_, KernelSet::Get(KernelChoice::kExact)};
+  for (int t = 0; t < 40; ++t) {
+    const int32_t groups = 1 + static_cast<int32_t>(rng() % 2), s = 1 + rng() % 3,
+                  dilation = 1 + rng() % 2, kh = 1 + rng() % 3, kw = 1 + rng() % 3;
+    const ConvTranspose2dParams p{
+        .conv = {.stride_h = s, .stride_w = s, .pad_top = static_cast<int32_t>(rng() % 2),
+                 .pad_left = 0, .pad_bottom = 0, .pad_right = static_cast<int32_t>(rng() % 2),
+                 .dilation_h = dilation, .dilation_w = dilation, .groups = groups},
+        .output_padding_h = static_cast<int32_t>(rng() % s),
+        .output_padding_w = 0};
+    const int64_t c = groups * (1 + rng() % 3), kg = 1 + rng() % 3;
+    const Tensor x = random(Shape{2, c, 2 + static_cast<int64_t>(rng() % 5), 3});
+    const Tensor w = random(Shape{c, kg, kh, kw});
+    const Tensor b = random(Shape{kg * groups});
+    const Tensor want = ops::ConvTranspose2d(x, w, &b, p, exact);
+    // S, each output's sum of |terms|: the same op over magnitudes (in double, rounded once).
+    const Tensor mag = ops::ConvTranspose2d(ops::Abs(x, exact), ops::Abs(w, exact), nullptr, p,
+                                            exact);
+    for (const TensorKernels* kernels : KernelSet::Available()) {
+      const Tensor got = ops::ConvTranspose2d(x, w, &b, p, OpContext{pool_, *kernels});
+      const auto g = got.Data<float>(), r = want.Data<float>(), m = mag.Data<float>();
+      for (size_t e = 0; e < g.size(); ++e) {
+        const double bound = *MatMulErrorBound(c / groups * kh * kw, m[e] * (1 + 1e-6)) +
+                             std::ldexp(std::fabs(double{r[e]}), -23);
+        ASSERT_LE(std::fabs(double{g[e]} - r[e]), bound)
+            << kernels->name() << " element " << e << " case " << t;
+      }
+    }
   }
 }
 
