@@ -55,8 +55,8 @@ Conv2dParams ParamsOf(const BackwardRecord& r) {
 // The record's Ints as Conv2d and ConvTranspose2d keep them (the latter appends its output
 // paddings): KH, KW, then the params in declaration order.
 std::vector<int64_t> IntsOf(int32_t kh, int32_t kw, const Conv2dParams& p) {
-  return {kh, kw, p.stride_h, p.stride_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
-          p.dilation_h, p.dilation_w, p.groups};
+  return {kh,           kw,          p.stride_h,   p.stride_w,   p.pad_top, p.pad_left,
+          p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w, p.groups};
 }
 
 // d/dbias of an (N, K, OH, OW) output: the sum of g over N, OH and OW.
@@ -206,10 +206,9 @@ Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
   }
   const bool record = bias ? ShouldRecord({&x, &w, bias}) : ShouldRecord({&x, &w});
   if (!record) return out;
-  auto r = bias ? internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward,
-                                      {&x, &w, bias})
-                : internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward,
-                                      {&x, &w});
+  auto r =
+      bias ? internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward, {&x, &w, bias})
+           : internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward, {&x, &w});
   r->Save(0, x);
   r->Save(1, w);
   std::vector<int64_t> ints = IntsOf(kh, kw, p);

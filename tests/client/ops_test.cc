@@ -341,7 +341,8 @@ TEST_F(OpsTest, ConvTranspose2dWithBiasGroupsPadsStridesDilationsAndOutputPaddin
   std::vector<double> acc(static_cast<size_t>(xd[0] * k * oh * ow));
   for (int64_t n = 0; n < xd[0]; ++n)
     for (int64_t ik = 0; ik < k; ++ik)
-      for (int64_t e = 0; e < oh * ow; ++e) acc[static_cast<size_t>((n * k + ik) * oh * ow + e)] = b[static_cast<size_t>(ik)];
+      for (int64_t e = 0; e < oh * ow; ++e)
+        acc[static_cast<size_t>((n * k + ik) * oh * ow + e)] = b[static_cast<size_t>(ik)];
   for (int64_t n = 0; n < xd[0]; ++n)
     for (int64_t c = 0; c < xd[1]; ++c)
       for (int64_t yy = 0; yy < xd[2]; ++yy)

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "core/autograd/engine.h"
 #include "core/autograd/backward_record.h"
+#include "core/autograd/engine.h"
 #include "core/common/exceptions.h"
 #include "core/kernels/accuracy.h"
 #include "core/kernels/kernel_set.h"
@@ -161,10 +161,10 @@ TEST_F(OpsTest, ConvTranspose2dValidatesItsArguments) {
   ExpectError<TensorShapeException>(convt(w, nullptr, {.conv = {.pad_top = 2, .pad_bottom = 2}}),
                                     {"pads remove the whole output", "use smaller pads"});
   // Below the dilation, an output_padding at the stride is allowed (as PyTorch).
-  EXPECT_EQ(ops::ConvTranspose2d(x, w, nullptr,
-                                 {.conv = {.dilation_h = 2}, .output_padding_h = 1}, ctx_)
-                .shape(),
-            (Shape{1, 3, 6, 4}));
+  EXPECT_EQ(
+      ops::ConvTranspose2d(x, w, nullptr, {.conv = {.dilation_h = 2}, .output_padding_h = 1}, ctx_)
+          .shape(),
+      (Shape{1, 3, 6, 4}));
 }
 
 TEST_F(OpsTest, ConvTranspose2dSpreadsEachInputOverItsWindowInEveryKernel) {
@@ -176,8 +176,9 @@ TEST_F(OpsTest, ConvTranspose2dSpreadsEachInputOverItsWindowInEveryKernel) {
     // Stride 2: each input fills its own 2x2 block; output_padding adds a row and a column
     // that only the bias reaches.
     const Tensor y = ops::ConvTranspose2d(
-        x, ones, &b, {.conv = {.stride_h = 2, .stride_w = 2}, .output_padding_h = 1,
-                      .output_padding_w = 1}, ctx);
+        x, ones, &b,
+        {.conv = {.stride_h = 2, .stride_w = 2}, .output_padding_h = 1, .output_padding_w = 1},
+        ctx);
     ASSERT_EQ(y.shape(), (Shape{1, 1, 5, 5})) << kernels->name();
     EXPECT_EQ(Values(y), (std::vector<float>{1.5f, 1.5f, 2.5f, 2.5f, 0.5f,  //
                                              1.5f, 1.5f, 2.5f, 2.5f, 0.5f,  //
@@ -188,8 +189,9 @@ TEST_F(OpsTest, ConvTranspose2dSpreadsEachInputOverItsWindowInEveryKernel) {
     // Dilation 2 with output_padding 1 at stride 1: taps land two apart, the extra row and
     // column stay zero (the kernels take the output's extents, not Conv2d's formula).
     const Tensor d = ops::ConvTranspose2d(
-        x, ones, nullptr, {.conv = {.dilation_h = 2, .dilation_w = 2}, .output_padding_h = 1,
-                           .output_padding_w = 1}, ctx);
+        x, ones, nullptr,
+        {.conv = {.dilation_h = 2, .dilation_w = 2}, .output_padding_h = 1, .output_padding_w = 1},
+        ctx);
     ASSERT_EQ(d.shape(), (Shape{1, 1, 5, 5})) << kernels->name();
     EXPECT_EQ(Values(d), (std::vector<float>{1, 2, 1, 2, 0,  //
                                              3, 4, 3, 4, 0,  //
@@ -212,20 +214,25 @@ TEST_F(OpsTest, ConvTranspose2dFastIsWithinConv2dsInputGradientBoundOfTheReferen
   for (int t = 0; t < 40; ++t) {
     const int32_t groups = 1 + static_cast<int32_t>(rng() % 2), s = 1 + rng() % 3,
                   dilation = 1 + rng() % 2, kh = 1 + rng() % 3, kw = 1 + rng() % 3;
-    const ConvTranspose2dParams p{
-        .conv = {.stride_h = s, .stride_w = s, .pad_top = static_cast<int32_t>(rng() % 2),
-                 .pad_left = 0, .pad_bottom = 0, .pad_right = static_cast<int32_t>(rng() % 2),
-                 .dilation_h = dilation, .dilation_w = dilation, .groups = groups},
-        .output_padding_h = static_cast<int32_t>(rng() % s),
-        .output_padding_w = 0};
+    const ConvTranspose2dParams p{.conv = {.stride_h = s,
+                                           .stride_w = s,
+                                           .pad_top = static_cast<int32_t>(rng() % 2),
+                                           .pad_left = 0,
+                                           .pad_bottom = 0,
+                                           .pad_right = static_cast<int32_t>(rng() % 2),
+                                           .dilation_h = dilation,
+                                           .dilation_w = dilation,
+                                           .groups = groups},
+                                  .output_padding_h = static_cast<int32_t>(rng() % s),
+                                  .output_padding_w = 0};
     const int64_t c = groups * (1 + rng() % 3), kg = 1 + rng() % 3;
     const Tensor x = random(Shape{2, c, 2 + static_cast<int64_t>(rng() % 5), 3});
     const Tensor w = random(Shape{c, kg, kh, kw});
     const Tensor b = random(Shape{kg * groups});
     const Tensor want = ops::ConvTranspose2d(x, w, &b, p, exact);
     // S, each output's sum of |terms|: the same op over magnitudes (in double, rounded once).
-    const Tensor mag = ops::ConvTranspose2d(ops::Abs(x, exact), ops::Abs(w, exact), nullptr, p,
-                                            exact);
+    const Tensor mag =
+        ops::ConvTranspose2d(ops::Abs(x, exact), ops::Abs(w, exact), nullptr, p, exact);
     for (const TensorKernels* kernels : KernelSet::Available()) {
       const Tensor got = ops::ConvTranspose2d(x, w, &b, p, OpContext{pool_, *kernels});
       const auto g = got.Data<float>(), r = want.Data<float>(), m = mag.Data<float>();

@@ -100,11 +100,26 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          return Call("Gelu", {x}, {{"approximate", StringAttr("none")}}).shape();
        }},
       {"Erf", [&] { return Call("Erf", {x}).shape(); }},
-      {"Equal", [&] { return Call("Equal", {x, x}).shape(); }},
-      {"Less", [&] { return Call("Less", {x, Iota(Shape{3})}).shape(); }},
-      {"LessEqual", [&] { return Call("LessEqual", {x, x}).shape(); }},
-      {"Greater", [&] { return Call("Greater", {x, x}).shape(); }},
-      {"GreaterEqual", [&] { return Call("GreaterEqual", {x, x}).shape(); }},
+      {"Equal",
+       [&] {
+         return Call("Equal", {x, x}).shape();
+       }},
+      {"Less",
+       [&] {
+         return Call("Less", {x, Iota(Shape{3})}).shape();
+       }},
+      {"LessEqual",
+       [&] {
+         return Call("LessEqual", {x, x}).shape();
+       }},
+      {"Greater",
+       [&] {
+         return Call("Greater", {x, x}).shape();
+       }},
+      {"GreaterEqual",
+       [&] {
+         return Call("GreaterEqual", {x, x}).shape();
+       }},
       {"Where",
        [&] {
          return Call("Where", {Call("Less", {x, Iota(Shape{2, 1})}), x, Iota(Shape{3})}).shape();
