@@ -131,37 +131,47 @@ AvgPool2dParams AvgParams(const OpCall& call) {
           PoolFlag(call, "count_include_pad")};
 }
 
+// A convolution attribute as ONNX spells it: two values [height, width], each >= lowest; pads
+// also four [top, left, bottom, right] (two mean both sides). Returns four values for pads.
+std::vector<int> ConvList(const OpCall& call, std::string_view name, std::vector<int> fallback,
+                          int lowest) {
+  std::vector<int> v = call.Ints32(name, std::move(fallback));
+  const bool pads = name == "pads";
+  if (v.size() != 2 && !(pads && v.size() == 4)) {
+    throw InvalidArgument("attribute '" + std::string(name) + "' must hold " +
+                          (pads ? "four values [top, left, bottom, right] or two [height, width]"
+                                : "two values [height, width]") +
+                          " (got " + std::to_string(v.size()) + ")");
+  }
+  for (int x : v) {
+    if (x < lowest) {
+      throw InvalidArgument("attribute '" + std::string(name) + "' must hold values >= " +
+                            std::to_string(lowest) + " (got " + std::to_string(x) + ")");
+    }
+  }
+  if (v.size() == 2) v.insert(v.end(), {v[0], v[1]});
+  return v;
+}
+
 // Conv2d's attributes as ONNX's Conv spells them: strides and dilations [height, width] (each
 // >= 1), pads [top, left, bottom, right] or [height, width] for both sides (each >= 0), and
 // group (>= 1).
 Conv2dParams ConvParams(const OpCall& call) {
-  auto list = [&](std::string_view name, std::vector<int> fallback, int lowest) {
-    std::vector<int> v = call.Ints32(name, std::move(fallback));
-    const bool pads = name == "pads";
-    if (v.size() != 2 && !(pads && v.size() == 4)) {
-      throw InvalidArgument("attribute '" + std::string(name) + "' must hold " +
-                            (pads ? "four values [top, left, bottom, right] or two [height, width]"
-                                  : "two values [height, width]") +
-                            " (got " + std::to_string(v.size()) + ")");
-    }
-    for (int x : v) {
-      if (x < lowest) {
-        throw InvalidArgument("attribute '" + std::string(name) + "' must hold values >= " +
-                              std::to_string(lowest) + " (got " + std::to_string(x) + ")");
-      }
-    }
-    if (v.size() == 2) v.insert(v.end(), {v[0], v[1]});
-    return v;
-  };
-  const std::vector<int> s = list("strides", {1, 1}, 1);
-  const std::vector<int> p = list("pads", {0, 0, 0, 0}, 0);
-  const std::vector<int> d = list("dilations", {1, 1}, 1);
+  const std::vector<int> s = ConvList(call, "strides", {1, 1}, 1);
+  const std::vector<int> p = ConvList(call, "pads", {0, 0, 0, 0}, 0);
+  const std::vector<int> d = ConvList(call, "dilations", {1, 1}, 1);
   const int64_t group = call.Int("group", 1);
   if (group < 1 || group > std::numeric_limits<int32_t>::max()) {
     throw InvalidArgument("attribute 'group' must be >= 1 and divide the input and output " +
                           std::string("channels (got ") + std::to_string(group) + ")");
   }
   return {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
+}
+
+// ConvTranspose2d's attributes: Conv2d's, plus output_padding [height, width] (each >= 0).
+ConvTranspose2dParams ConvTransposeParams(const OpCall& call) {
+  const std::vector<int> o = ConvList(call, "output_padding", {0, 0}, 0);
+  return {ConvParams(call), o[0], o[1]};
 }
 
 // Gelu's `approximate`: "tanh" (the default, spec 8) or "none" (the erf form), as PyTorch.
@@ -459,6 +469,17 @@ const OpSpec kOps[] = {
       {"training", kI, "1", "0 returns X unchanged"}},
      true, "X with elements zeroed at random (a seeded mask) and the rest scaled by 1/(1-ratio)",
      &RunDropout},
+    {"ConvTranspose2d", {"X", "W", "B"},
+     {{"strides", kInts, "[1, 1]", "the kernel's step [height, width] over the output"},
+      {"pads", kInts, "[0, 0, 0, 0]", "rows and columns cut from the output [top, left, bottom, right] (or [height, width])"},
+      {"dilations", kInts, "[1, 1]", "the spacing of the kernel's taps [height, width]"},
+      {"group", kI, "1", "channel groups; C is a multiple"},
+      {"output_padding", kInts, "[0, 0]", "rows and columns added at the bottom and right [height, width]"}},
+     true, "transposed convolution of X (N, C, H, W) with W (C, K / group, KH, KW), plus B (K) if given",
+     [](const OpCall& c) {
+       return ops::ConvTranspose2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr,
+                                   ConvTransposeParams(c), c.ctx()); }, /*variadic=*/false,
+     /*optional_inputs=*/1},
 };
 // clang-format on
 

@@ -39,7 +39,8 @@ namespace onemodel {
   X(Embedding) X(Gather) X(Concat)                                                        \
   X(ReduceMax) X(ReduceMin) X(Pad) X(Tile) X(CumSum)                                      \
   X(LayerNorm) X(RMSNorm) X(BatchNorm2d)                                                  \
-  X(CrossEntropy) X(NLLLoss) X(MSELoss) X(Dropout)
+  X(CrossEntropy) X(NLLLoss) X(MSELoss) X(Dropout)                                        \
+  X(ConvTranspose2d)
 
 #define ONEMODEL_OP_KIND_ENUMERATOR(Name) k##Name,
 enum class OpKind { ONEMODEL_FOR_EACH_OP_KIND(ONEMODEL_OP_KIND_ENUMERATOR) };

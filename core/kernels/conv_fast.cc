@@ -106,7 +106,7 @@ int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dPara
 
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
                 Tensor& out, std::span<float> scratch) {
-  const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
+  const ConvDims d = ConvDimsOf(x.shape(), w.shape(), out.shape(), p);
   float* po = out.MutableStorage<float>().data() + out.offset();
   if (out.ElementCount() == 0) return;
   const Scratch s(d, scratch);
@@ -131,7 +131,7 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
 
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
                              Tensor& grad_x, std::span<float> scratch) {
-  const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), p);
+  const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   float* px = grad_x.MutableStorage<float>().data() + grad_x.offset();
   if (grad_x.ElementCount() == 0) return;
   const Scratch s(d, scratch);
@@ -156,7 +156,7 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
 
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                               Tensor& grad_w, std::span<float> scratch) {
-  const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), p);
+  const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), grad_out.shape(), p);
   const CancelToken* cancel = CurrentCancelToken();
   if (Cancelled(cancel)) return;
   float* pw = grad_w.MutableStorage<float>().data() + grad_w.offset();

@@ -53,9 +53,15 @@ ConvDims ConvDimsOf(const Shape& x, const Shape& w, const Conv2dParams& p) {
   return d;
 }
 
+ConvDims ConvDimsOf(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+  ConvDims d = ConvDimsOf(x, w, p);
+  d.oh = y[2], d.ow = y[3];
+  return d;
+}
+
 void Conv2dReference(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
                      Tensor& out) {
-  const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
+  const ConvDims d = ConvDimsOf(x.shape(), w.shape(), out.shape(), p);
   const View4 vx(x), vw(w);
   const Out4 vo(out);
   const CancelToken* cancel = CurrentCancelToken();
@@ -87,7 +93,7 @@ void Conv2dReference(const Tensor& x, const Tensor& w, const Tensor* bias, const
 
 void Conv2dBackwardInputReference(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
                                   Tensor& grad_x) {
-  const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), p);
+  const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   const View4 vg(grad_out), vw(w);
   const Out4 vo(grad_x);
   const CancelToken* cancel = CurrentCancelToken();
@@ -125,7 +131,7 @@ void Conv2dBackwardInputReference(const Tensor& grad_out, const Tensor& w, const
 
 void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                    Tensor& grad_w) {
-  const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), p);
+  const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), grad_out.shape(), p);
   const View4 vg(grad_out), vx(x);
   const Out4 vo(grad_w);
   const CancelToken* cancel = CurrentCancelToken();

@@ -11,10 +11,14 @@
 namespace onemodel::ops {
 namespace {
 
-void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p) {
-  auto fail = [](const std::string& what) { throw TensorShapeException("Conv2d: " + what); };
+// Conv2d's checks (transposed: ConvTranspose2d's, whose weights are (C, K / groups, KH, KW)).
+void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
+                 bool transposed = false) {
+  const char* op = transposed ? "ConvTranspose2d: " : "Conv2d: ";  // no allocation unless thrown
+  auto fail = [&](const std::string& what) { throw TensorShapeException(op + what); };
+  const char* w_form = transposed ? "(C, K / groups, KH, KW)" : "(K, C / groups, KH, KW)";
   if (x.rank() != 4) fail("input x must be (N, C, H, W), got " + x.Describe());
-  if (w.rank() != 4) fail("weights w must be (K, C / groups, KH, KW), got " + w.Describe());
+  if (w.rank() != 4) fail(std::string("weights w must be ") + w_form + ", got " + w.Describe());
   if (p.stride_h < 1 || p.stride_w < 1 || p.dilation_h < 1 || p.dilation_w < 1) {
     fail("strides and dilations must be >= 1, got strides " + std::to_string(p.stride_h) + ", " +
          std::to_string(p.stride_w) + " and dilations " + std::to_string(p.dilation_h) + ", " +
@@ -23,12 +27,17 @@ void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Con
   if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0) {
     fail("pads (top, left, bottom, right) must be >= 0");
   }
-  const int64_t c = x.shape()[1], k = w.shape()[0];
+  const int64_t c = x.shape()[1];
+  const int64_t k = transposed ? w.shape()[1] * p.groups : w.shape()[0];
   if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0 || c == 0) {
     fail("groups " + std::to_string(p.groups) + " must be >= 1 and divide the " +
          std::to_string(c) + " input channels and the " + std::to_string(k) + " output channels");
   }
-  if (w.shape()[1] != c / p.groups || w.shape()[2] < 1 || w.shape()[3] < 1) {
+  if (transposed && (w.shape()[0] != c || w.shape()[2] < 1 || w.shape()[3] < 1)) {
+    fail("weights " + w.shape().ToString() + " must be (C = " + std::to_string(c) +
+         ", K / groups, KH >= 1, KW >= 1) for input " + x.shape().ToString());
+  }
+  if (!transposed && (w.shape()[1] != c / p.groups || w.shape()[2] < 1 || w.shape()[3] < 1)) {
     fail("weights " + w.shape().ToString() + " must be (K, C / groups = " +
          std::to_string(c / p.groups) + ", KH >= 1, KW >= 1) for input " + x.shape().ToString());
   }
@@ -41,6 +50,19 @@ Conv2dParams ParamsOf(const BackwardRecord& r) {
   const std::vector<int64_t>& v = r.ints();  // kh, kw, then the params in declaration order
   auto at = [&](size_t i) { return static_cast<int32_t>(v[i]); };
   return {at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10)};
+}
+
+// The record's Ints as Conv2d and ConvTranspose2d keep them (the latter appends its output
+// paddings): KH, KW, then the params in declaration order.
+std::vector<int64_t> IntsOf(int32_t kh, int32_t kw, const Conv2dParams& p) {
+  return {kh,           kw,          p.stride_h,   p.stride_w,   p.pad_top, p.pad_left,
+          p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w, p.groups};
+}
+
+// d/dbias of an (N, K, OH, OW) output: the sum of g over N, OH and OW.
+Tensor BiasGradient(const Tensor& g, const OpContext& ctx) {
+  const std::array<int, 3> axes{0, 2, 3};
+  return Sum(g, axes, false, ctx);
 }
 
 // Scratch for the context's kernels from the run's allocator (a session's arena), rented only
@@ -79,10 +101,36 @@ void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
       ctx.kernels.Conv2dBackwardWeight(g, r.Saved(0), p, grads[1], scratch.floats());
     }
   }
-  if (r.inputs().size() > 2 && r.inputs()[2].node) {
-    const std::array<int, 3> axes{0, 2, 3};
-    grads[2] = Sum(g, axes, false, ctx);
+  if (r.inputs().size() > 2 && r.inputs()[2].node) grads[2] = BiasGradient(g, ctx);
+}
+
+// ConvTranspose2d's backward by Conv2d's kernels with the roles turned: y = the input
+// gradient of a convolution of y's shape, so dx = that convolution of g, and dw = its weight
+// gradient with x as the output gradient and g as the input.
+void ConvTranspose2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
+                             std::span<Tensor> grads) {
+  const Conv2dParams p = ParamsOf(r);
+  const Shape& xs = r.InputShape(0);
+  const Shape& ws = r.InputShape(1);
+  if (r.inputs()[0].node || r.inputs()[1].node) {
+    Scratch scratch(g.shape(), ws, p, ctx);
+    if (r.inputs()[0].node) {
+      grads[0] = internal::NewFloat(xs, ctx);
+      ctx.kernels.Conv2d(g, r.Saved(1), nullptr, p, grads[0], scratch.floats());
+    }
+    if (r.inputs()[1].node) {
+      grads[1] = internal::NewFloat(ws, ctx);
+      ctx.kernels.Conv2dBackwardWeight(r.Saved(0), g, p, grads[1], scratch.floats());
+    }
   }
+  if (r.inputs().size() > 2 && r.inputs()[2].node) grads[2] = BiasGradient(g, ctx);
+}
+
+// (H - 1) * stride - pads + dilation * (kernel - 1) + output_padding + 1.
+int64_t TransposedExtent(int64_t size, int64_t kernel, int32_t stride, int32_t pad_begin,
+                         int32_t pad_end, int32_t dilation, int32_t output_padding) {
+  return (size - 1) * stride - pad_begin - pad_end + int64_t{dilation} * (kernel - 1) +
+         output_padding + 1;
 }
 
 }  // namespace
@@ -114,8 +162,59 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
                 : internal::NewRecord(OpKind::kConv2d, &Conv2dBackward, {&x, &w});
   r->Save(0, x);
   r->Save(1, w);
-  r->SetInts({kh, kw, p.stride_h, p.stride_w, p.pad_top, p.pad_left, p.pad_bottom, p.pad_right,
-              p.dilation_h, p.dilation_w, p.groups});
+  r->SetInts(IntsOf(kh, kw, p));
+  return out.WithAutogradNode(std::move(r));
+}
+
+Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                       const ConvTranspose2dParams& tp, const OpContext& ctx) {
+  internal::CheckFloat("ConvTranspose2d", "x", x);
+  internal::CheckFloat("ConvTranspose2d", "w", w);
+  if (bias) internal::CheckFloat("ConvTranspose2d", "bias", *bias);
+  const Conv2dParams& p = tp.conv;
+  CheckShapes(x, w, bias, p, /*transposed=*/true);
+  auto bad_padding = [](int32_t op, int32_t stride, int32_t dilation) {
+    return op < 0 || (op >= stride && op >= dilation);
+  };
+  if (bad_padding(tp.output_padding_h, p.stride_h, p.dilation_h) ||
+      bad_padding(tp.output_padding_w, p.stride_w, p.dilation_w)) {
+    throw TensorShapeException(
+        "ConvTranspose2d: output_padding (" + std::to_string(tp.output_padding_h) + ", " +
+        std::to_string(tp.output_padding_w) +
+        ") must be >= 0 and smaller than the stride or the dilation of its dimension; use pads "
+        "or a larger stride to shape the output");
+  }
+  const int32_t kh = w.shape()[2], kw = w.shape()[3];
+  const int64_t oh = TransposedExtent(x.shape()[2], kh, p.stride_h, p.pad_top, p.pad_bottom,
+                                      p.dilation_h, tp.output_padding_h);
+  const int64_t ow = TransposedExtent(x.shape()[3], kw, p.stride_w, p.pad_left, p.pad_right,
+                                      p.dilation_w, tp.output_padding_w);
+  if (oh < 1 || ow < 1) {
+    throw TensorShapeException("ConvTranspose2d: pads remove the whole output of input " +
+                               x.shape().ToString() + " (it would be " + std::to_string(oh) +
+                               " x " + std::to_string(ow) + "); use smaller pads");
+  }
+  const int64_t k = w.shape()[1] * p.groups;
+  Tensor out = internal::NewFloat(Shape{x.shape()[0], k, oh, ow}, ctx);
+  {
+    Scratch scratch(out.shape(), w.shape(), p, ctx);
+    ctx.kernels.Conv2dBackwardInput(x, w, p, out, scratch.floats());
+  }
+  if (bias) {
+    const Tensor b = bias->Unsqueeze(1).Unsqueeze(2).Expand(out.shape());
+    ctx.kernels.Binary(BinaryOp::kAdd, out, b, out);
+  }
+  const bool record = bias ? ShouldRecord({&x, &w, bias}) : ShouldRecord({&x, &w});
+  if (!record) return out;
+  auto r =
+      bias ? internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward, {&x, &w, bias})
+           : internal::NewRecord(OpKind::kConvTranspose2d, &ConvTranspose2dBackward, {&x, &w});
+  r->Save(0, x);
+  r->Save(1, w);
+  std::vector<int64_t> ints = IntsOf(kh, kw, p);
+  ints.push_back(tp.output_padding_h);
+  ints.push_back(tp.output_padding_w);
+  r->SetInts(std::move(ints));
   return out.WithAutogradNode(std::move(r));
 }
 

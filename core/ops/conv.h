@@ -7,6 +7,18 @@
 #include "core/autograd/op_context.h"
 #include "core/tensor/tensor.h"
 
+namespace onemodel {
+
+// ConvTranspose2d's attributes: the convolution it transposes, plus extra output rows and
+// columns at the bottom and right (each below the stride or the dilation, as PyTorch).
+struct ConvTranspose2dParams {
+  Conv2dParams conv;
+  int32_t output_padding_h = 0;
+  int32_t output_padding_w = 0;
+};
+
+}  // namespace onemodel
+
 namespace onemodel::ops {
 
 // y (N, K, OH, OW), contiguous NCHW: the cross-correlation of x (N, C, H, W, any strides)
@@ -17,5 +29,15 @@ namespace onemodel::ops {
 // kernel, stride, pads, dilations and groups as Ints; gradients for x, w and bias.
 Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& params,
               const OpContext& ctx);
+
+// y (N, K, OH, OW), contiguous NCHW: the transposed convolution (the gradient of Conv2d
+// with respect to its input) of x (N, C, H, W, any strides) with w (C, K / groups, KH, KW),
+// plus bias (K) when given, with OH = (H - 1) * stride_h - pad_top - pad_bottom +
+// dilation_h * (KH - 1) + output_padding_h + 1 (OW alike). Validates as Conv2d does, plus
+// 0 <= output_padding < stride or < dilation and a positive output. Records (spec 8) the
+// input and the weights as saved slots and Conv2d's Ints then the output paddings;
+// gradients for x, w and bias, by the Conv2d kernels.
+Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                       const ConvTranspose2dParams& params, const OpContext& ctx);
 
 }  // namespace onemodel::ops

@@ -322,6 +322,45 @@ TEST_F(OpsTest, Conv2dWithBiasGroupsPadsStridesAndDilations) {
   EXPECT_THAT(plain.info().dims(), ElementsAreArray(expected_dims));
 }
 
+// ConvTranspose2d of x (N, C, H, W) with w (C, K / group, KH, KW) and bias b (K): each input
+// element scattered through each tap, in double, rows and columns outside the output dropped.
+TEST_F(OpsTest, ConvTranspose2dWithBiasGroupsPadsStridesDilationsAndOutputPadding) {
+  const Dims xd = {2, 4, 4, 3}, wd = {4, 3, 2, 3};
+  const int64_t sh = 2, sw = 1, pt = 1, pl = 0, pb = 0, pr = 2, dh = 1, dw = 2, oph = 1, group = 2;
+  const std::vector<float> x = RandomFloats(Count(xd), 71), w = RandomFloats(Count(wd), 72),
+                           b = RandomFloats(6, 73);
+  const TensorHandle y = Run("ConvTranspose2d", {Put(x, xd), Put(w, wd), Put(b, {6})},
+                             {{"strides", Ints{2, 1}},
+                              {"pads", Ints{1, 0, 0, 2}},
+                              {"dilations", Ints{1, 2}},
+                              {"group", 2},
+                              {"output_padding", Ints{1, 0}}});
+  const int64_t kg = wd[1], k = kg * group, cg = xd[1] / group;
+  const int64_t oh = (xd[2] - 1) * sh - pt - pb + dh * (wd[2] - 1) + oph + 1;
+  const int64_t ow = (xd[3] - 1) * sw - pl - pr + dw * (wd[3] - 1) + 1;
+  std::vector<double> acc(static_cast<size_t>(xd[0] * k * oh * ow));
+  for (int64_t n = 0; n < xd[0]; ++n)
+    for (int64_t ik = 0; ik < k; ++ik)
+      for (int64_t e = 0; e < oh * ow; ++e)
+        acc[static_cast<size_t>((n * k + ik) * oh * ow + e)] = b[static_cast<size_t>(ik)];
+  for (int64_t n = 0; n < xd[0]; ++n)
+    for (int64_t c = 0; c < xd[1]; ++c)
+      for (int64_t yy = 0; yy < xd[2]; ++yy)
+        for (int64_t xx = 0; xx < xd[3]; ++xx)
+          for (int64_t kk = 0; kk < kg; ++kk)
+            for (int64_t i = 0; i < wd[2]; ++i)
+              for (int64_t j = 0; j < wd[3]; ++j) {
+                const int64_t oy = yy * sh - pt + i * dh, ox = xx * sw - pl + j * dw;
+                if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                const int64_t ik = c / cg * kg + kk;
+                acc[static_cast<size_t>(((n * k + ik) * oh + oy) * ow + ox)] +=
+                    double{x[static_cast<size_t>(((n * xd[1] + c) * xd[2] + yy) * xd[3] + xx)]} *
+                    w[static_cast<size_t>(((c * kg + kk) * wd[2] + i) * wd[3] + j)];
+              }
+  EXPECT_THAT(y.info().dims(), ElementsAreArray(Dims{xd[0], k, oh, ow}));
+  ExpectClose(Values(y), std::vector<float>(acc.begin(), acc.end()));
+}
+
 TEST_F(OpsTest, ReluMaxPool2dAvgPool2dAndGlobalAvgPool2d) {
   const Dims d = {2, 3, 5, 6};
   const std::vector<float> x = RandomFloats(Count(d), 41);

@@ -560,6 +560,13 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
   add("exact-kernels", {Op("MatMul", {x, y}), Op("Softmax", {Output(0)}), Op("Gelu", {Output(1)})});
   seeds.back().second.set_session_id("exact");
   add("too-many-operations", std::vector<v1::Operation>(4097, Op("Neg", {scalar})));
+  add("convtranspose", {Op("ConvTranspose2d", {image, image, Inline(Floats({1}, {0.5f}))},
+                           {{"strides", IntsAttr({2, 2})},
+                            {"pads", IntsAttr({1, 0, 0, 1})},
+                            {"dilations", IntsAttr({1, 2})},
+                            {"output_padding", IntsAttr({1, 1})}})});
+  add("convtranspose-output-padding-too-large",
+      {Op("ConvTranspose2d", {image, image}, {{"output_padding", IntsAttr({1, 0})}})});
   return seeds;
 }
 

@@ -592,6 +592,19 @@ class Tensor:
             return self
         return apply('Dropout', self, ratio=float(p), seed=int(seed))
 
+    # ---- transposed convolution -------------------------------------------------------------
+
+    def conv_transpose2d(self, weight: Operand, bias: Optional[Operand] = None,
+                         stride: Ints = 1, padding: Ints = 0, output_padding: Ints = 0,
+                         groups: int = 1, dilation: Ints = 1) -> Tensor:
+        """Over an (N, C, H, W) tensor with weight (C, K / groups, KH, KW) and an optional bias
+        (K), like torch's conv_transpose2d (its argument order); padding as conv2d's."""
+        pads = [int(padding)] * 4 if isinstance(padding, (int, np.integer)) else _ints(padding)
+        inputs = (self, weight) if bias is None else (self, weight, bias)
+        return apply('ConvTranspose2d', *inputs, strides=_pair(stride), pads=pads,
+                     output_padding=_pair(output_padding), dilations=_pair(dilation),
+                     group=int(groups))
+
     # ---- conversion -------------------------------------------------------------------------
 
     def cast(self, dtype: Any) -> Tensor:

@@ -102,11 +102,17 @@ def _pool(x: Shape, attrs: Attrs) -> Shape:
     return (n, c, oh, ow)
 
 
-def _conv(x: Shape, w: Shape, attrs: Attrs) -> Shape:
+def _conv_geometry(attrs: Attrs) -> Tuple[int, ...]:
+    """Conv2d's and ConvTranspose2d's strides, pads (top, left, bottom, right), dilations."""
     sh, sw = attrs.get('strides', (1, 1))
     pads = list(attrs.get('pads', (0, 0, 0, 0)))
     pt, pl, pb, pr = pads * 2 if len(pads) == 2 else pads
     dh, dw = attrs.get('dilations', (1, 1))
+    return sh, sw, pt, pl, pb, pr, dh, dw
+
+
+def _conv(x: Shape, w: Shape, attrs: Attrs) -> Shape:
+    sh, sw, pt, pl, pb, pr, dh, dw = _conv_geometry(attrs)
     n, c, h, wi = x
     k, cg, kh, kw = w
     if cg * attrs.get('group', 1) != c:
@@ -116,6 +122,20 @@ def _conv(x: Shape, w: Shape, attrs: Attrs) -> Shape:
     if oh < 1 or ow < 1:
         raise ValueError('kernel too large')
     return (n, k, oh, ow)
+
+
+def _conv_transpose(x: Shape, w: Shape, attrs: Attrs) -> Shape:
+    sh, sw, pt, pl, pb, pr, dh, dw = _conv_geometry(attrs)
+    oph, opw = attrs.get('output_padding', (0, 0))
+    n, c, h, wi = x
+    cw, kg, kh, kw = w
+    if cw != c:
+        raise ValueError('weights do not match the input channels')
+    oh = (h - 1) * sh - pt - pb + dh * (kh - 1) + oph + 1
+    ow = (wi - 1) * sw - pl - pr + dw * (kw - 1) + opw + 1
+    if oh < 1 or ow < 1:
+        raise ValueError('pads remove the output')
+    return (n, kg * attrs.get('group', 1), oh, ow)
 
 
 def _slice(x: Shape, attrs: Attrs) -> Shape:
@@ -240,6 +260,7 @@ _RULES = {
     'Pad': lambda s, a: _pad(s[0], a['pads']),
     'Tile': lambda s, a: _tile(s[0], a['repeats']),
     'CumSum': lambda s, a: (_axis(a.get('axis', 0), len(s[0])), s[0])[1],
+    'ConvTranspose2d': lambda s, a: _conv_transpose(s[0], s[1], a),
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})

@@ -219,6 +219,32 @@ def test_conv2d_backward(ksess, rng):
         np.testing.assert_allclose(g.numpy(), t.grad.numpy(), **GTOL[s.kind])
 
 
+def test_conv_transpose2d(ksess, rng):
+    a, w, b = f32(rng, 2, 4, 5, 4), f32(rng, 4, 3, 3, 2), f32(rng, 6)
+    ta, tw, tb = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(b)
+    want = F.conv_transpose2d(ta, tw, tb, stride=(2, 1), padding=(1, 0), output_padding=(1, 0),
+                              groups=2, dilation=(1, 2))
+    got = ksess.tensor(a).conv_transpose2d(ksess.tensor(w), ksess.tensor(b), stride=(2, 1),
+                                           padding=(1, 0), output_padding=(1, 0), groups=2,
+                                           dilation=(1, 2))
+    assert got.shape == tuple(want.shape)  # the shape rule
+    check(ksess, got, want.numpy())
+
+
+def test_conv_transpose2d_backward(ksess, rng):
+    a, w, b, r = f32(rng, 2, 3, 4, 5), f32(rng, 3, 2, 3, 3), f32(rng, 2), f32(rng, 2, 2, 9, 5)
+    s = ksess
+    xh, wh, bh = (s.put(v, requires_grad=True) for v in (a, w, b))
+    y = s.op('ConvTranspose2d', xh, wh, bh, strides=[2, 1], pads=[1, 1, 0, 1],
+             output_padding=[1, 0])
+    gx, gw, gb = s.backward(s.op('Sum', s.op('Mul', y, r)), [xh, wh, bh])
+    ta, tw, tb = (torch.from_numpy(v).requires_grad_() for v in (a, w, b))
+    full = F.conv_transpose2d(ta, tw, tb, stride=(2, 1), output_padding=(1, 0))
+    (full[:, :, 1:, 1:-1] * torch.from_numpy(r)).sum().backward()
+    for g, t in ((gx, ta), (gw, tw), (gb, tb)):
+        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), **GTOL[s.kind])
+
+
 @pytest.mark.parametrize('dtype', ['float16', 'float64', np.int32, DataType.BFLOAT16, 'float32'])
 def test_cast(ksess, dtype):
     a = np.array([[1.5, -2.25, 3.0], [0.1, 100.7, -0.6]], np.float32)

@@ -22,6 +22,10 @@ struct ConvDims {
   int64_t Cols() const { return oh * ow; }
 };
 ConvDims ConvDimsOf(const Shape& x, const Shape& w, const Conv2dParams& p);
+// The same with the output extents taken from y (N, K, OH, OW), the convolution's output or
+// its gradient: a transposed convolution with output_padding >= stride (allowed while below
+// the dilation) has fewer rows than ConvOutputExtent gives, and only y's exist.
+ConvDims ConvDimsOf(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p);
 
 void Conv2dReference(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
                      Tensor& out);

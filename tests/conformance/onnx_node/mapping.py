@@ -213,6 +213,40 @@ def conv(n):
                group=int(n.attr('group', 1)))]
 
 
+def conv_transpose(n):
+    """ConvTranspose over rank-4 inputs -> ConvTranspose2d; output_shape and auto_pad become
+    explicit pads by ONNX's rule (a negative total padding becomes output_padding)."""
+    x, w = n.tensor(0), n.tensor(1)
+    _require(len(n.shape(0)) == 4, 'input of rank %d; onemodeld has ConvTranspose2d (rank 4) '
+             'only' % len(n.shape(0)))
+    kernel = list(n.shape(1)[2:])
+    _require(list(n.attr('kernel_shape', kernel)) == kernel,
+             'kernel_shape %s differs from the weights %s' % (n.attr('kernel_shape'), kernel))
+    strides = list(n.attr('strides', [1, 1]))
+    dilations = list(n.attr('dilations', [1, 1]))
+    output_padding = list(n.attr('output_padding', [0, 0]))
+    pads = list(n.attr('pads', [0, 0, 0, 0]))
+    auto_pad = n.attr('auto_pad', 'NOTSET')
+    spatial = n.shape(0)[2:]
+    wanted = n.attr('output_shape', None)
+    if wanted is None and auto_pad in ('SAME_UPPER', 'SAME_LOWER'):
+        wanted = [d * s for d, s in zip(spatial, strides)]
+    if wanted is not None:
+        wanted = list(wanted)[-2:]
+        pads = [0, 0, 0, 0]
+        for i in range(2):
+            total = (strides[i] * (spatial[i] - 1) + output_padding[i]
+                     + (kernel[i] - 1) * dilations[i] + 1 - wanted[i])
+            if total < 0:
+                output_padding[i] -= total
+                continue
+            small, big = total // 2, total - total // 2
+            pads[i], pads[i + 2] = (small, big) if auto_pad == 'SAME_UPPER' else (big, small)
+    inputs = [x, w] + ([n.tensor(2)] if n.has_input(2) else [])
+    return [op('ConvTranspose2d', *inputs, strides=strides, pads=pads, dilations=dilations,
+               group=int(n.attr('group', 1)), output_padding=output_padding)]
+
+
 def _pool_pads(auto_pad, pads, spatial, kernel, strides):
     """ONNX's pads [top, left, bottom, right] after auto_pad."""
     if auto_pad in ('NOTSET', 'VALID'):
@@ -585,6 +619,7 @@ MAPPING = {
     'NegativeLogLikelihoodLoss': Entry('reduction', _class_loss('NLLLoss')),
     'SoftmaxCrossEntropyLoss': Entry('reduction', _class_loss('CrossEntropy')),
     'Dropout': Entry('exact', dropout),
+    'ConvTranspose': Entry('reduction', conv_transpose),
 }
 
 

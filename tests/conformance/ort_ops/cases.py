@@ -191,4 +191,11 @@ ROWS = [
     Row('Relu', 'specials', [F(5, 13, kind='specials')], differs=RELU_MINUS_ZERO),
     Row('Add', 'broadcast', [F(3, 1, 5), F(4, 1)]),
     Row('Add', 'scalar_specials', [F(6, 7, kind='specials'), F(kind='specials')]),
+
+    # ConvTranspose: stride 2 with output_padding and bias, groups with asymmetric pads and
+    # dilations.
+    Row('ConvTranspose', 'stride2_output_padding', [F(1, 3, 5, 4), F(3, 4, 3, 3), F(4)],
+        strides=[2, 2], output_padding=[1, 1]),
+    Row('ConvTranspose', 'groups_asym_pads_dilations', [F(2, 4, 4, 5), F(4, 3, 2, 3), None],
+        group=2, pads=[1, 0, 0, 2], dilations=[2, 1], strides=[1, 2]),
 ]

@@ -312,6 +312,7 @@ int RunEveryOp(const Tensor& x, const Tensor& w, const OpContext& ctx) {
   out(ops::MseLoss(x, x, ops::Reduction::kNone, ctx));
   out(ops::Dropout(x, {.ratio = 0.5f, .seed = 1}, ctx));
   ops::Dropout(x, {.training = false}, ctx);  // x itself
+  out(ops::ConvTranspose2d(x, ops::Reshape(w, kernel, ctx), nullptr, {}, ctx));
   return outputs;
 }
 

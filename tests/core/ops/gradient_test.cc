@@ -153,6 +153,30 @@ TEST_F(GradientTest, Conv2dInputWeightsAndBias) {
                        {x.Slice(2, -1, -7, -1), Random(Shape{6, 2, 2, 3}, rng_, pool_).Transpose(2, 3), b}, ctx_, rng_);
 }
 
+TEST_F(GradientTest, ConvTranspose2dInputWeightsAndBias) {
+  const Tensor x = Random(Shape{2, 4, 4, 3}, rng_, pool_);
+  const Tensor w = Random(Shape{4, 3, 3, 2}, rng_, pool_);
+  const Tensor b = Random(Shape{6}, rng_, pool_);
+  const ConvTranspose2dParams p{.conv = {.stride_h = 2,
+                                         .pad_top = 1,
+                                         .pad_left = 2,
+                                         .pad_right = 1,
+                                         .dilation_w = 2,
+                                         .groups = 2},
+                                .output_padding_h = 1,
+                                .output_padding_w = 1};
+  auto conv = [p](const std::vector<Tensor>& in, const OpContext& c) {
+    return ops::ConvTranspose2d(in[0], in[1], &in[2], p, c);
+  };
+  ExpectGradientsMatch("ConvTranspose2d NCHW", conv, {x, w, b}, ctx_, rng_);
+  ExpectGradientsMatch("ConvTranspose2d NHWC", conv, {x.ToLayout(Layout::kNhwc, pool_), w, b}, ctx_,
+                       rng_);
+  ExpectGradientsMatch(
+      "ConvTranspose2d reversed", conv,
+      {x.Slice(2, -1, -5, -1), Random(Shape{4, 3, 2, 3}, rng_, pool_).Transpose(2, 3), b}, ctx_,
+      rng_);
+}
+
 TEST_F(GradientTest, DilatedCeilModeAndReluMaxPool2d) {
   Tensor x = Tensor::Empty(Shape{1, 2, 5, 6}, DType::kFloat, pool_);
   std::vector<float> v(60);

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
-#include "core/autograd/engine.h"
 #include "core/autograd/backward_record.h"
+#include "core/autograd/engine.h"
 #include "core/common/exceptions.h"
+#include "core/kernels/accuracy.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
@@ -137,6 +139,111 @@ TEST_F(OpsTest, Conv2dAddsTheBiasAndWritesNchw) {
   const Tensor y = ops::Conv2d(x, w, &b, {}, ctx_);
   EXPECT_TRUE(y.IsContiguous());
   EXPECT_EQ(Values(y), (std::vector<float>{5.5f, 6.5f, 7.5f, 8.5f}));
+}
+
+TEST_F(OpsTest, ConvTranspose2dValidatesItsArguments) {
+  const Tensor x = Tensor::Empty(Shape{1, 4, 3, 3}, DType::kFloat, pool_, true);
+  const Tensor w = Tensor::Empty(Shape{4, 3, 2, 2}, DType::kFloat, pool_, true);
+  auto convt = [&](const Tensor& wi, const Tensor* b, ConvTranspose2dParams p) {
+    return [&, b, p] { ops::ConvTranspose2d(x, wi, b, p, ctx_); };
+  };
+  ExpectError<TensorShapeException>(convt(w, nullptr, {.conv = {}, .output_padding_h = 1}),
+                                    {"ConvTranspose2d", "output_padding (1, 0)", "stride"});
+  ExpectError<TensorShapeException>(convt(w, nullptr, {.conv = {}, .output_padding_w = -1}),
+                                    {"output_padding (0, -1)", ">= 0"});
+  const Tensor w5 = Tensor::Empty(Shape{5, 3, 2, 2}, DType::kFloat, pool_, true);
+  ExpectError<TensorShapeException>(convt(w5, nullptr, {}), {"weights", "(C = 4, K / groups"});
+  ExpectError<TensorShapeException>(convt(w, nullptr, {.conv = {.groups = 3}}),
+                                    {"groups 3", "divide"});
+  const Tensor b = Tensor::Empty(Shape{3}, DType::kFloat, pool_, true);
+  ExpectError<TensorShapeException>(convt(w, &b, {.conv = {.groups = 2}}),
+                                    {"bias must be (K) = (6)"});
+  ExpectError<TensorShapeException>(convt(w, nullptr, {.conv = {.pad_top = 2, .pad_bottom = 2}}),
+                                    {"pads remove the whole output", "use smaller pads"});
+  // Below the dilation, an output_padding at the stride is allowed (as PyTorch).
+  EXPECT_EQ(
+      ops::ConvTranspose2d(x, w, nullptr, {.conv = {.dilation_h = 2}, .output_padding_h = 1}, ctx_)
+          .shape(),
+      (Shape{1, 3, 6, 4}));
+}
+
+TEST_F(OpsTest, ConvTranspose2dSpreadsEachInputOverItsWindowInEveryKernel) {
+  const Tensor x = Vec({1, 2, 3, 4}, Shape{1, 1, 2, 2});
+  const Tensor ones = Vec({1, 1, 1, 1}, Shape{1, 1, 2, 2});
+  const Tensor b = Vec({0.5f}, Shape{1});
+  for (const TensorKernels* kernels : KernelSet::Available()) {
+    const OpContext ctx{pool_, *kernels};
+    // Stride 2: each input fills its own 2x2 block; output_padding adds a row and a column
+    // that only the bias reaches.
+    const Tensor y = ops::ConvTranspose2d(
+        x, ones, &b,
+        {.conv = {.stride_h = 2, .stride_w = 2}, .output_padding_h = 1, .output_padding_w = 1},
+        ctx);
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 5, 5})) << kernels->name();
+    EXPECT_EQ(Values(y), (std::vector<float>{1.5f, 1.5f, 2.5f, 2.5f, 0.5f,  //
+                                             1.5f, 1.5f, 2.5f, 2.5f, 0.5f,  //
+                                             3.5f, 3.5f, 4.5f, 4.5f, 0.5f,  //
+                                             3.5f, 3.5f, 4.5f, 4.5f, 0.5f,  //
+                                             0.5f, 0.5f, 0.5f, 0.5f, 0.5f}))
+        << kernels->name();
+    // Dilation 2 with output_padding 1 at stride 1: taps land two apart, the extra row and
+    // column stay zero (the kernels take the output's extents, not Conv2d's formula).
+    const Tensor d = ops::ConvTranspose2d(
+        x, ones, nullptr,
+        {.conv = {.dilation_h = 2, .dilation_w = 2}, .output_padding_h = 1, .output_padding_w = 1},
+        ctx);
+    ASSERT_EQ(d.shape(), (Shape{1, 1, 5, 5})) << kernels->name();
+    EXPECT_EQ(Values(d), (std::vector<float>{1, 2, 1, 2, 0,  //
+                                             3, 4, 3, 4, 0,  //
+                                             1, 2, 1, 2, 0,  //
+                                             3, 4, 3, 4, 0,  //
+                                             0, 0, 0, 0, 0}))
+        << kernels->name();
+  }
+}
+
+TEST_F(OpsTest, ConvTranspose2dFastIsWithinConv2dsInputGradientBoundOfTheReference) {
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> value(-1, 1);
+  auto random = [&](const Shape& shape) {
+    Tensor t = Tensor::Empty(shape, DType::kFloat, pool_);
+    for (float& v : t.MutableData<float>()) v = value(rng);
+    return t;
+  };
+  const OpContext exact{pool_, KernelSet::Get(KernelChoice::kExact)};
+  for (int t = 0; t < 40; ++t) {
+    const int32_t groups = 1 + static_cast<int32_t>(rng() % 2), s = 1 + rng() % 3,
+                  dilation = 1 + rng() % 2, kh = 1 + rng() % 3, kw = 1 + rng() % 3;
+    const ConvTranspose2dParams p{.conv = {.stride_h = s,
+                                           .stride_w = s,
+                                           .pad_top = static_cast<int32_t>(rng() % 2),
+                                           .pad_left = 0,
+                                           .pad_bottom = 0,
+                                           .pad_right = static_cast<int32_t>(rng() % 2),
+                                           .dilation_h = dilation,
+                                           .dilation_w = dilation,
+                                           .groups = groups},
+                                  .output_padding_h = static_cast<int32_t>(rng() % s),
+                                  .output_padding_w = 0};
+    const int64_t c = groups * (1 + rng() % 3), kg = 1 + rng() % 3;
+    const Tensor x = random(Shape{2, c, 2 + static_cast<int64_t>(rng() % 5), 3});
+    const Tensor w = random(Shape{c, kg, kh, kw});
+    const Tensor b = random(Shape{kg * groups});
+    const Tensor want = ops::ConvTranspose2d(x, w, &b, p, exact);
+    // S, each output's sum of |terms|: the same op over magnitudes (in double, rounded once).
+    const Tensor mag =
+        ops::ConvTranspose2d(ops::Abs(x, exact), ops::Abs(w, exact), nullptr, p, exact);
+    for (const TensorKernels* kernels : KernelSet::Available()) {
+      const Tensor got = ops::ConvTranspose2d(x, w, &b, p, OpContext{pool_, *kernels});
+      const auto g = got.Data<float>(), r = want.Data<float>(), m = mag.Data<float>();
+      for (size_t e = 0; e < g.size(); ++e) {
+        const double bound = *MatMulErrorBound(c / groups * kh * kw, m[e] * (1 + 1e-6)) +
+                             std::ldexp(std::fabs(double{r[e]}), -23);
+        ASSERT_LE(std::fabs(double{g[e]} - r[e]), bound)
+            << kernels->name() << " element " << e << " case " << t;
+      }
+    }
+  }
 }
 
 TEST_F(OpsTest, Conv2dScratchComesFromTheArena) {

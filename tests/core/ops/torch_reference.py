@@ -82,6 +82,12 @@ def run(op, attrs, xs):
         x = torch.nn.functional.pad(xs[0], (pl, pr, pt, pb))
         bias = xs[2] if len(xs) > 2 else None
         return torch.nn.functional.conv2d(x, xs[1], bias, (sh, sw), 0, (dh, dw), groups)
+    if op == "ConvTranspose2d":  # asymmetric pads: PyTorch's unpadded output, cropped
+        sh, sw, pt, pl, pb, pr, dh, dw, groups, oph, opw = ints(attrs)
+        bias = xs[2] if len(xs) > 2 else None
+        y = torch.nn.functional.conv_transpose2d(xs[0], xs[1], bias, (sh, sw), 0, (oph, opw),
+                                                 groups, (dh, dw))
+        return y[:, :, pt:y.shape[2] - pb, pl:y.shape[3] - pr]
     if op in ("Sum", "Mean"):
         keep = attrs[0] == "1"
         axes = ints(attrs[1:])

@@ -321,6 +321,76 @@ TEST_F(TorchTest, Conv2dMatchesPyTorch) {
   RunAll();
 }
 
+// ConvTranspose2d: stride 2 with output_padding, groups, dilation (output_padding at the
+// stride, below the dilation), asymmetric pads; NCHW, NHWC and negative-stride inputs, with
+// and without bias; forward and the gradients of x, w and bias.
+TEST_F(TorchTest, ConvTranspose2dMatchesPyTorch) {
+  struct Row {
+    int64_t n, c, h, w, k, kh, kw;
+    ConvTranspose2dParams p;
+  };
+  const std::vector<Row> rows = {
+      {2, 3, 5, 4, 4, 3, 3, {.conv = {.stride_h = 2, .stride_w = 2}, .output_padding_h = 1}},
+      {1,
+       4,
+       6,
+       5,
+       6,
+       3,
+       2,
+       {.conv = {.stride_w = 3, .pad_top = 1, .groups = 2}, .output_padding_w = 2}},
+      {2,
+       3,
+       4,
+       5,
+       3,
+       3,
+       3,
+       {.conv = {.dilation_h = 2, .dilation_w = 3, .groups = 3},
+        .output_padding_h = 1,
+        .output_padding_w = 2}},
+      {1,
+       2,
+       5,
+       6,
+       3,
+       4,
+       3,
+       {.conv = {.stride_h = 2, .pad_top = 2, .pad_left = 1, .pad_bottom = 0, .pad_right = 2}}},
+  };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const ConvTranspose2dParams& tp = r.p;
+    const Conv2dParams& p = tp.conv;
+    const Tensor x = Random(Shape{r.n, r.c, r.h, r.w}, rng_, pool_);
+    const Tensor w = Random(Shape{r.c, r.k / p.groups, r.kh, r.kw}, rng_, pool_);
+    const Tensor b = Random(Shape{r.k}, rng_, pool_);
+    const std::vector<std::pair<std::string, Tensor>> layouts = {
+        {"nchw", x},
+        {"nhwc", x.ToLayout(Layout::kNhwc, pool_)},
+        {"reversed", x.Slice(3, -1, -r.w - 1, -1).Slice(1, -1, -r.c - 1, -1)}};
+    std::ostringstream attrs;
+    attrs << p.stride_h << " " << p.stride_w << " " << p.pad_top << " " << p.pad_left << " "
+          << p.pad_bottom << " " << p.pad_right << " " << p.dilation_h << " " << p.dilation_w << " "
+          << p.groups << " " << tp.output_padding_h << " " << tp.output_padding_w;
+    for (const auto& [layout, input] : layouts) {
+      const std::string name = "ConvTranspose2d" + std::to_string(i) + "_" + layout;
+      if (i % 2 == 0) {
+        Add(name, "ConvTranspose2d", attrs.str(), {input, w, b},
+            [tp](const std::vector<Tensor>& in, const OpContext& c) {
+              return ops::ConvTranspose2d(in[0], in[1], &in[2], tp, c);
+            });
+      } else {
+        Add(name, "ConvTranspose2d", attrs.str(), {input, w},
+            [tp](const std::vector<Tensor>& in, const OpContext& c) {
+              return ops::ConvTranspose2d(in[0], in[1], nullptr, tp, c);
+            });
+      }
+    }
+  }
+  RunAll();
+}
+
 // Where picks by each comparison of its own inputs (so PyTorch's comparisons are checked too),
 // Clip, LeakyRelu and GELU's erf form, on broadcast and strided inputs.
 TEST_F(TorchTest, TensorOpsMatchPyTorch) {

@@ -94,13 +94,19 @@ class OpCatalogTest : public ::testing::Test {
       for (std::string_view name : std::span(spec.inputs.begin(), given)) {
         // Where's condition is BOOL: a comparison of the input with itself shifted.
         // BatchNorm2d's running statistics: one per channel. A class loss's target is INT64
-        // class indices (zeros) of the input's shape without axis 1.
+        // class indices (zeros) of the input's shape without axis 1. ConvTranspose2d's weights
+        // lead with the input's channels: [2, 1, 4, 4].
         if (name == "running_mean" || name == "running_var") {
           inputs.push_back(Input().Slice(2, 0, 1).Slice(3, 0, 1).Reshape({2}, pool_));
           continue;
         }
         if (name == "target" && spec.name != "MSELoss") {
           inputs.push_back(Tensor::Empty(Shape{1, 4, 4}, DType::kInt64, pool_, /*zero=*/true));
+          continue;
+        }
+        if (spec.name == "ConvTranspose2d" && name == "W") {
+          const Tensor w = Input().Transpose(0, 1);
+          inputs.push_back(requires_grad ? w.WithRequiresGrad() : w);
           continue;
         }
         inputs.push_back(name == "condition"

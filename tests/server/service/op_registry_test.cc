@@ -107,11 +107,26 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          return Call("Gelu", {x}, {{"approximate", StringAttr("none")}}).shape();
        }},
       {"Erf", [&] { return Call("Erf", {x}).shape(); }},
-      {"Equal", [&] { return Call("Equal", {x, x}).shape(); }},
-      {"Less", [&] { return Call("Less", {x, Iota(Shape{3})}).shape(); }},
-      {"LessEqual", [&] { return Call("LessEqual", {x, x}).shape(); }},
-      {"Greater", [&] { return Call("Greater", {x, x}).shape(); }},
-      {"GreaterEqual", [&] { return Call("GreaterEqual", {x, x}).shape(); }},
+      {"Equal",
+       [&] {
+         return Call("Equal", {x, x}).shape();
+       }},
+      {"Less",
+       [&] {
+         return Call("Less", {x, Iota(Shape{3})}).shape();
+       }},
+      {"LessEqual",
+       [&] {
+         return Call("LessEqual", {x, x}).shape();
+       }},
+      {"Greater",
+       [&] {
+         return Call("Greater", {x, x}).shape();
+       }},
+      {"GreaterEqual",
+       [&] {
+         return Call("GreaterEqual", {x, x}).shape();
+       }},
       {"Where",
        [&] {
          return Call("Where", {Call("Less", {x, Iota(Shape{2, 1})}), x, Iota(Shape{3})}).shape();
@@ -341,6 +356,16 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                      {{"ratio", FloatAttr(0.25f)}, {"seed", IntAttr(3)}, {"training", IntAttr(1)}})
              .shape();
        }},
+      {"ConvTranspose2d",
+       [&] {
+         return Call("ConvTranspose2d", {img, Iota(Shape{2, 2, 3, 3}), Iota(Shape{4})},
+                     {{"strides", IntsAttr({2, 1})},
+                      {"pads", IntsAttr({1, 0, 0, 2})},
+                      {"dilations", IntsAttr({1, 2})},
+                      {"group", IntAttr(2)},
+                      {"output_padding", IntsAttr({1, 0})}})
+             .shape();
+       }},
   };
   const std::map<std::string, Shape> expected = {{"MatMul", Shape{2, 4}},
                                                  {"MaxPool2d", Shape{1, 2, 2, 2}},
@@ -374,7 +399,8 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"Tile", Shape{4, 3}},
                                                  {"BatchNorm2d", Shape{1, 2, 4, 4}},
                                                  {"CrossEntropy", Shape{2}},
-                                                 {"NLLLoss", Shape{}}};
+                                                 {"NLLLoss", Shape{}},
+                                                 {"ConvTranspose2d", Shape{1, 4, 9, 6}}};
   std::set<std::string> listed;
   for (const OpSpec& spec : AllOps()) {
     listed.insert(std::string(spec.name));
@@ -584,6 +610,23 @@ TEST_F(OpRegistryTest, Conv2dTakesAnOptionalBiasAndSymmetricPads) {
   ASSERT_EQ(plain.shape(), (Shape{1, 2, 4, 4}));
   ASSERT_EQ(biased.shape(), plain.shape());
   EXPECT_EQ(biased.At<float>({0, 1, 2, 3}), plain.At<float>({0, 1, 2, 3}) + 2.0f);
+}
+
+TEST_F(OpRegistryTest, ConvTranspose2dTakesAnOptionalBiasAndChecksOutputPadding) {
+  const Tensor img = Iota(Shape{1, 1, 3, 3});
+  const Tensor w = Iota(Shape{1, 2, 2, 2});
+  const Tensor b = Iota(Shape{2});
+  const Tensor plain = Call("ConvTranspose2d", {img, w}, {{"strides", IntsAttr({2, 2})}});
+  const Tensor biased = Call("ConvTranspose2d", {img, w, b},
+                             {{"strides", IntsAttr({2, 2})}, {"output_padding", IntsAttr({1, 1})}});
+  ASSERT_EQ(plain.shape(), (Shape{1, 2, 6, 6}));
+  ASSERT_EQ(biased.shape(), (Shape{1, 2, 7, 7}));
+  EXPECT_EQ(biased.At<float>({0, 1, 2, 3}), plain.At<float>({0, 1, 2, 3}) + 2.0f);
+  EXPECT_EQ(biased.At<float>({0, 1, 6, 6}), 2.0f) << "output_padding's row: the bias alone";
+  EXPECT_EQ(ErrorOf([&] {
+              Call("ConvTranspose2d", {img, w}, {{"output_padding", IntsAttr({1, 1, 1})}});
+            }),
+            "attribute 'output_padding' must hold two values [height, width] (got 3)");
 }
 
 TEST_F(OpRegistryTest, AnIntIsTakenWhereAFloatOrAListOfIntsIsExpected) {
