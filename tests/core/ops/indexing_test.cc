@@ -15,6 +15,7 @@
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
 #include "core/tensor/grad_mode.h"
+#include "tests/core/ops/exact_op_test.h"
 #include "tests/core/ops/expect_error.h"
 #include "tests/core/ops/grad_check.h"
 
@@ -45,10 +46,7 @@ class IndexingTest : public ::testing::Test {
     }
     return t;
   }
-  std::vector<float> Values(const Tensor& t) {
-    const Tensor c = t.Contiguous(pool_);
-    return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
+  std::vector<float> Values(const Tensor& t) { return ops_test::FloatValues(t, pool_); }
   BufferPool pool_;
   OpContext ctx_{pool_, KernelSet::Default()};
   std::mt19937 rng_{17};

@@ -26,20 +26,11 @@ using ops_test::Random;
 
 class LossTest : public ExactOpTest {
  protected:
-  Tensor Vec(std::vector<float> v, const Shape& s) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
-    return t;
-  }
   template <typename T = int64_t>
   Tensor Labels(std::vector<T> v, const Shape& s) {
     Tensor t = Tensor::Empty(s, std::is_same_v<T, int64_t> ? DType::kInt64 : DType::kInt32, pool_);
     std::copy(v.begin(), v.end(), t.MutableData<T>().begin());
     return t;
-  }
-  std::vector<float> Values(const Tensor& t) {
-    const Tensor c = t.Contiguous(pool_);
-    return {c.Data<float>().begin(), c.Data<float>().end()};
   }
   float Scalar(const Tensor& t) { return Values(t).at(0); }
   std::mt19937 rng_{5};

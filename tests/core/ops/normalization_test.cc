@@ -28,16 +28,6 @@ using ops_test::Random;
 
 class NormalizationTest : public ExactOpTest {
  protected:
-  Tensor Vec(std::vector<float> v, const Shape& s) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
-    return t;
-  }
-  static std::vector<float> Values(const Tensor& t, Allocator& a) {
-    const Tensor c = t.Contiguous(a);
-    return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
-  std::vector<float> Values(const Tensor& t) { return Values(t, pool_); }
   std::mt19937 rng_{5};
 };
 

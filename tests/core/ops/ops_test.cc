@@ -19,6 +19,7 @@
 #include "core/ops/reduce.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "tests/core/ops/exact_op_test.h"
 #include "tests/core/ops/expect_error.h"
 
 namespace onemodel {
@@ -26,15 +27,10 @@ namespace {
 
 class OpsTest : public ::testing::Test {
  protected:
-  Tensor Vec(std::vector<float> v, const Shape& s) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
-    return t;
+  Tensor Vec(const std::vector<float>& v, const Shape& s) {
+    return ops_test::FloatTensor(v, s, pool_);
   }
-  std::vector<float> Values(const Tensor& t) {
-    const Tensor c = t.Contiguous(pool_);
-    return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
+  std::vector<float> Values(const Tensor& t) { return ops_test::FloatValues(t, pool_); }
   BufferPool pool_;
   OpContext ctx_{pool_, KernelSet::Default()};
 };

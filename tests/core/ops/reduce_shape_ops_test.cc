@@ -35,30 +35,10 @@ void ExpectSameFloats(const std::vector<float>& got, const std::vector<float>& w
 
 class ReduceShapeOpsTest : public ExactOpTest {
  protected:
-  Tensor Vec(std::vector<float> v, const Shape& s) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
-    return t;
-  }
-  // The elements in row-major order, any strides.
-  std::vector<float> Values(const Tensor& t) {
-    const Tensor c = t.Contiguous(pool_);
-    return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
   std::vector<int64_t> Indices(const Tensor& t) {
     EXPECT_EQ(t.dtype(), DType::kInt64);
     const Tensor c = t.Contiguous(pool_);
     return {c.Data<int64_t>().begin(), c.Data<int64_t>().end()};
-  }
-  // The gradient of sum(y * g) for y = f(x), g = 1, 2, 3, ...
-  std::vector<float> GradOf(const Tensor& x, const std::function<Tensor(const Tensor&)>& f) {
-    const Tensor tracked = x.WithRequiresGrad();
-    const Tensor y = f(tracked);
-    std::vector<float> g(static_cast<size_t>(y.ElementCount()));
-    for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i + 1);
-    const Tensor gt = Vec(g, y.shape());
-    const std::vector<Tensor> wrt = {tracked};
-    return Values(Backward(y, &gt, wrt, ctx_)[0]);
   }
   // Distinct values 0.1 apart in a scrambled order (no near-ties for finite differences).
   Tensor Distinct(const Shape& s) {

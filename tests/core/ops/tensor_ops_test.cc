@@ -24,36 +24,11 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 class TensorOpsTest : public ExactOpTest {
  protected:
-  Tensor Vec(std::vector<float> v, const Shape& s) {
-    Tensor t = Tensor::Empty(s, DType::kFloat, pool_);
-    std::copy(v.begin(), v.end(), t.MutableData<float>().begin());
-    return t;
-  }
   Tensor Bools(std::vector<uint8_t> v, const Shape& s) {
     Tensor t = Tensor::Empty(s, DType::kBool, pool_);
     auto bytes = t.MutableRawData();
     for (size_t i = 0; i < v.size(); ++i) bytes[i] = std::byte{v[i]};
     return t;
-  }
-  // The elements in row-major order, any strides; BOOL as 0 / 1.
-  std::vector<float> Values(const Tensor& t) {
-    const Tensor c = t.Contiguous(pool_);
-    if (c.dtype() == DType::kBool) {
-      std::vector<float> v;
-      for (std::byte b : c.RawData()) v.push_back(b != std::byte{0} ? 1.0f : 0.0f);
-      return v;
-    }
-    return {c.Data<float>().begin(), c.Data<float>().end()};
-  }
-  // The gradient of sum(y * g) for y = f(x), g = 1, 2, 3, ...
-  std::vector<float> GradOf(const Tensor& x, const std::function<Tensor(const Tensor&)>& f) {
-    const Tensor tracked = x.WithRequiresGrad();
-    const Tensor y = f(tracked);
-    std::vector<float> g(static_cast<size_t>(y.ElementCount()));
-    for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i + 1);
-    const Tensor gt = Vec(g, y.shape());
-    const std::vector<Tensor> wrt = {tracked};
-    return Values(Backward(y, &gt, wrt, ctx_)[0]);
   }
 };
 
@@ -84,8 +59,11 @@ TEST_F(TensorOpsTest, ComparisonsBroadcastTakeStridedAndEmptyInputsAndNeverRecor
   const Tensor empty = ops::Equal(Vec({}, Shape{0, 3}), Vec({1, 2, 3}, Shape{3}), ctx_);
   EXPECT_EQ(empty.shape(), (Shape{0, 3}));
   EXPECT_EQ(empty.dtype(), DType::kBool);
-  ExpectError<TensorShapeException>([&] { ops::Less(m, Vec({1, 2}, Shape{2}), ctx_); },
-                                    {"do not broadcast"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::Less(m, Vec({1, 2}, Shape{2}), ctx_);
+      },
+      {"do not broadcast"});
   ExpectError<TensorTypeException>(
       [&] { ops::Greater(m, Tensor::Empty(Shape{3}, DType::kInt64, pool_), ctx_); },
       {"Greater", "input b", "Cast"});
@@ -111,8 +89,11 @@ TEST_F(TensorOpsTest, WherePicksByConditionWithBroadcastingOfAllThree) {
   ExpectError<TensorTypeException>(
       [&] { ops::Where(cond, Tensor::Empty(Shape{3}, DType::kInt32, pool_), b, ctx_); },
       {"Where", "input a", "Cast"});
-  ExpectError<TensorShapeException>([&] { ops::Where(Bools({1, 0}, Shape{2}), a, b, ctx_); },
-                                    {"do not broadcast"});
+  ExpectError<TensorShapeException>(
+      [&] {
+        ops::Where(Bools({1, 0}, Shape{2}), a, b, ctx_);
+      },
+      {"do not broadcast"});
 }
 
 TEST_F(TensorOpsTest, WhereRoutesTheGradientAndSumsBroadcastInputs) {
@@ -165,8 +146,9 @@ TEST_F(TensorOpsTest, LeakyReluScalesTheNegativeSide) {
   EXPECT_EQ(y[3], 3.0f);
   EXPECT_TRUE(std::isnan(y[4]));
   // The gradient at 0 is alpha * g (x > 0 is false there), as PyTorch's.
-  EXPECT_EQ(GradOf(x.Slice(0, 0, 4, 1), [&](const Tensor& t) { return ops::LeakyRelu(t, 0.1f, ctx_); }),
-            (std::vector<float>{0.1f, 2 * 0.1f, 3 * 0.1f, 4}));
+  EXPECT_EQ(
+      GradOf(x.Slice(0, 0, 4, 1), [&](const Tensor& t) { return ops::LeakyRelu(t, 0.1f, ctx_); }),
+      (std::vector<float>{0.1f, 2 * 0.1f, 3 * 0.1f, 4}));
   EXPECT_EQ(ops::LeakyRelu(Vec({}, Shape{0}), 0.5f, ctx_).shape(), (Shape{0}));
 }
 
@@ -182,9 +164,8 @@ TEST_F(TensorOpsTest, ErfIsOddSaturatesAndKeepsNaN) {
   EXPECT_EQ(y[6], 1.0f);
   EXPECT_EQ(y[7], -1e-30f * 1.1283791670955126f);
   // d/dx erf(x) = 2 / sqrt(pi) e^(-x^2).
-  const std::vector<float> g = GradOf(Vec({0, 1}, Shape{2}), [&](const Tensor& t) {
-    return ops::Erf(t, ctx_);
-  });
+  const std::vector<float> g =
+      GradOf(Vec({0, 1}, Shape{2}), [&](const Tensor& t) { return ops::Erf(t, ctx_); });
   EXPECT_FLOAT_EQ(g[0], 1.1283791670955126f);
   EXPECT_FLOAT_EQ(g[1], 2 * 1.1283791670955126f * std::exp(-1.0f));
 }
@@ -210,8 +191,8 @@ TEST_F(TensorOpsTest, GeluTanhStaysTheDefaultAndNoneIsTheErfForm) {
     return ops::Gelu(t, ops::GeluApproximation::kNone, ctx_);
   });
   EXPECT_FLOAT_EQ(g[0], 0.5f);
-  EXPECT_NEAR(g[1], 2 * (0.5 * (1 + std::erf(1 / std::sqrt(2.0))) +
-                         std::exp(-0.5) / std::sqrt(2 * M_PI)),
+  EXPECT_NEAR(g[1],
+              2 * (0.5 * (1 + std::erf(1 / std::sqrt(2.0))) + std::exp(-0.5) / std::sqrt(2 * M_PI)),
               1e-6);
 }
 
