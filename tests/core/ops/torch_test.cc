@@ -15,20 +15,20 @@
 #include "core/autograd/engine.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/arena.h"
-#include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
-#include "core/ops/cumsum.h"
-#include "core/ops/pad_tile.h"
-#include "core/ops/reduce_extrema.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
+#include "core/ops/cumsum.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/loss.h"
 #include "core/ops/normalization.h"
+#include "core/ops/pad_tile.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
+#include "core/ops/reduce_extrema.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/tensor/grad_mode.h"
@@ -124,6 +124,35 @@ class TorchTest : public ::testing::Test {
     const Tensor y = f(tracked, ctx_);
     cases_.push_back({std::move(name), std::move(op), std::move(attrs), std::move(inputs),
                       std::move(f), Random(y.shape(), rng_, pool_, -1, 1)});
+  }
+
+  // Conv2dParams as torch_reference.py reads them: strides, the 4 pads, dilations, groups.
+  static std::string ConvAttrs(const Conv2dParams& p) {
+    std::ostringstream attrs;
+    attrs << p.stride_h << " " << p.stride_w << " " << p.pad_top << " " << p.pad_left << " "
+          << p.pad_bottom << " " << p.pad_right << " " << p.dilation_h << " " << p.dilation_w << " "
+          << p.groups;
+    return attrs.str();
+  }
+  // The cases name_nchw, name_nhwc and name_reversed (x's channels and columns in reverse) of
+  // conv(x, w, b) with x (N, C, H, W) in that layout; b may be null.
+  void AddConvLayouts(
+      const std::string& name, const std::string& op, const std::string& attrs, const Tensor& x,
+      const Tensor& w, const Tensor* b,
+      std::function<Tensor(const Tensor&, const Tensor&, const Tensor*, const OpContext&)> conv) {
+    const int64_t c = x.shape()[1], width = x.shape()[3];
+    const std::pair<std::string, Tensor> layouts[] = {
+        {"nchw", x},
+        {"nhwc", x.ToLayout(Layout::kNhwc, pool_)},
+        {"reversed", x.Slice(3, -1, -width - 1, -1).Slice(1, -1, -c - 1, -1)}};
+    for (const auto& [layout, input] : layouts) {
+      std::vector<Tensor> inputs = {input, w};
+      if (b != nullptr) inputs.push_back(*b);
+      Add(name + "_" + layout, op, attrs, inputs,
+          [conv](const std::vector<Tensor>& in, const OpContext& ctx) {
+            return conv(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, ctx);
+          });
+    }
   }
 
   void RunAll() {
@@ -295,28 +324,11 @@ TEST_F(TorchTest, Conv2dMatchesPyTorch) {
     const Tensor x = Random(Shape{r.n, r.c, r.h, r.w}, rng_, pool_);
     const Tensor w = Random(Shape{r.k, r.c / p.groups, r.kh, r.kw}, rng_, pool_);
     const Tensor b = Random(Shape{r.k}, rng_, pool_);
-    const std::vector<std::pair<std::string, Tensor>> layouts = {
-        {"nchw", x},
-        {"nhwc", x.ToLayout(Layout::kNhwc, pool_)},
-        {"reversed", x.Slice(3, -1, -r.w - 1, -1).Slice(1, -1, -r.c - 1, -1)}};
-    std::ostringstream attrs;
-    attrs << p.stride_h << " " << p.stride_w << " " << p.pad_top << " " << p.pad_left << " "
-          << p.pad_bottom << " " << p.pad_right << " " << p.dilation_h << " " << p.dilation_w << " "
-          << p.groups;
-    for (const auto& [layout, input] : layouts) {
-      const std::string name = "Conv2d" + std::to_string(i) + "_" + layout;
-      if (i % 2 == 0) {
-        Add(name, "Conv2d", attrs.str(), {input, w, b},
-            [p](const std::vector<Tensor>& in, const OpContext& c) {
-              return ops::Conv2d(in[0], in[1], &in[2], p, c);
-            });
-      } else {
-        Add(name, "Conv2d", attrs.str(), {input, w},
-            [p](const std::vector<Tensor>& in, const OpContext& c) {
-              return ops::Conv2d(in[0], in[1], nullptr, p, c);
-            });
-      }
-    }
+    AddConvLayouts("Conv2d" + std::to_string(i), "Conv2d", ConvAttrs(p), x, w,
+                   i % 2 == 0 ? &b : nullptr,
+                   [p](const Tensor& in, const Tensor& wt, const Tensor* bias, const OpContext& c) {
+                     return ops::Conv2d(in, wt, bias, p, c);
+                   });
   }
   RunAll();
 }
@@ -365,28 +377,12 @@ TEST_F(TorchTest, ConvTranspose2dMatchesPyTorch) {
     const Tensor x = Random(Shape{r.n, r.c, r.h, r.w}, rng_, pool_);
     const Tensor w = Random(Shape{r.c, r.k / p.groups, r.kh, r.kw}, rng_, pool_);
     const Tensor b = Random(Shape{r.k}, rng_, pool_);
-    const std::vector<std::pair<std::string, Tensor>> layouts = {
-        {"nchw", x},
-        {"nhwc", x.ToLayout(Layout::kNhwc, pool_)},
-        {"reversed", x.Slice(3, -1, -r.w - 1, -1).Slice(1, -1, -r.c - 1, -1)}};
-    std::ostringstream attrs;
-    attrs << p.stride_h << " " << p.stride_w << " " << p.pad_top << " " << p.pad_left << " "
-          << p.pad_bottom << " " << p.pad_right << " " << p.dilation_h << " " << p.dilation_w << " "
-          << p.groups << " " << tp.output_padding_h << " " << tp.output_padding_w;
-    for (const auto& [layout, input] : layouts) {
-      const std::string name = "ConvTranspose2d" + std::to_string(i) + "_" + layout;
-      if (i % 2 == 0) {
-        Add(name, "ConvTranspose2d", attrs.str(), {input, w, b},
-            [tp](const std::vector<Tensor>& in, const OpContext& c) {
-              return ops::ConvTranspose2d(in[0], in[1], &in[2], tp, c);
-            });
-      } else {
-        Add(name, "ConvTranspose2d", attrs.str(), {input, w},
-            [tp](const std::vector<Tensor>& in, const OpContext& c) {
-              return ops::ConvTranspose2d(in[0], in[1], nullptr, tp, c);
-            });
-      }
-    }
+    const std::string attrs = ConvAttrs(p) + " " + std::to_string(tp.output_padding_h) + " " +
+                              std::to_string(tp.output_padding_w);
+    AddConvLayouts("ConvTranspose2d" + std::to_string(i), "ConvTranspose2d", attrs, x, w,
+                   i % 2 == 0 ? &b : nullptr,
+                   [tp](const Tensor& in, const Tensor& wt, const Tensor* bias,
+                        const OpContext& c) { return ops::ConvTranspose2d(in, wt, bias, tp, c); });
   }
   RunAll();
 }
@@ -394,9 +390,9 @@ TEST_F(TorchTest, ConvTranspose2dMatchesPyTorch) {
 // Where picks by each comparison of its own inputs (so PyTorch's comparisons are checked too),
 // Clip, LeakyRelu and GELU's erf form, on broadcast and strided inputs.
 TEST_F(TorchTest, TensorOpsMatchPyTorch) {
-  for (ops::CompareOp op : {ops::CompareOp::kEqual, ops::CompareOp::kLess,
-                            ops::CompareOp::kLessEqual, ops::CompareOp::kGreater,
-                            ops::CompareOp::kGreaterEqual}) {
+  for (ops::CompareOp op :
+       {ops::CompareOp::kEqual, ops::CompareOp::kLess, ops::CompareOp::kLessEqual,
+        ops::CompareOp::kGreater, ops::CompareOp::kGreaterEqual}) {
     const std::string name(ops::CompareOpName(op));
     Tensor a = Random(Shape{2, 3, 4}, rng_, pool_);
     const Tensor b = Random(Shape{3, 1}, rng_, pool_);
@@ -581,11 +577,12 @@ TEST_F(TorchTest, IndexingOpsMatchPyTorch) {
         });
   }
   Add("Concat", "Concat", "1",
-      {Random(Shape{2, 2, 3}, rng_, pool_), data, Random(Shape{3, 2, 1}, rng_, pool_).Permute({1, 2, 0})},
+      {Random(Shape{2, 2, 3}, rng_, pool_), data,
+       Random(Shape{3, 2, 1}, rng_, pool_).Permute({1, 2, 0})},
       [](const std::vector<Tensor>& in, const OpContext& c) { return ops::Concat(in, 1, c); });
   for (int piece : {0, 2}) {
-    Add("Split" + std::to_string(piece), "Split", "-1 " + std::to_string(piece) + " 1 0 2",
-        {data}, [piece](const std::vector<Tensor>& in, const OpContext& c) {
+    Add("Split" + std::to_string(piece), "Split", "-1 " + std::to_string(piece) + " 1 0 2", {data},
+        [piece](const std::vector<Tensor>& in, const OpContext& c) {
           const int64_t sizes[] = {1, 0, 2};
           return ops::Split(in[0], -1, sizes, 0, piece, c);
         });
