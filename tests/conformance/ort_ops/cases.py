@@ -12,7 +12,10 @@ Input kinds (F, B, scalar):
   comparisons see equal elements, -0 against +0, and NaN on either side; 'ties_no_nan' the
   same set without NaN.
 - 'bool': random BOOL.
+- 'positive': |normal| + 0.5 (variances).
 - scalar(v): a FLOAT of shape () holding v (Clip's bounds).
+- I(shape, low, high): INT64 uniform in [low, high) (indices, class targets); ints(values): a
+  1-D INT64 constant (Pad's pads, Tile's repeats, CumSum's axis).
 None is an omitted optional input (the node's input name is empty).
 
 `differs`: ONNX Runtime and onemodeld legitimately disagree on this case; the text says where
@@ -44,6 +47,21 @@ class scalar:
         self.shape, self.kind, self.value = (), 'scalar', value
 
 
+class I:
+    """An INT64 input of `shape`, uniform in [low, high)."""
+
+    def __init__(self, *shape, low=0, high=1):
+        self.shape, self.kind, self.low, self.high = tuple(shape), 'ints', low, high
+
+
+class ints:
+    """A 1-D INT64 input holding `values`."""
+
+    def __init__(self, values):
+        self.values, self.kind = list(values), 'const_ints'
+        self.shape = (len(self.values),)
+
+
 class Row:
     """One case: ONNX node `op` with `inputs` and `attrs` at `opset`, its output of ONNX type
     `out_type` (a TensorProto.DataType name); `label` names it."""
@@ -73,6 +91,10 @@ RELU_MINUS_ZERO = (
 LEAKY_RELU_MINUS_ZERO = (
     'LeakyRelu(-0) with a negative alpha: onemodeld computes alpha*x for x <= 0 (as PyTorch), '
     'so -0 gives +0; ONNX Runtime passes x >= 0 through, so -0 stays -0')
+REDUCE_NAN = (
+    'ReduceMax/ReduceMin with a NaN among the reduced elements: onemodeld gives NaN (spec 8: NaN '
+    'wins, as torch.amax and numpy.max); ONNX Runtime 1.30 skips NaNs and gives the extremum '
+    'of the rest')
 SUM_OF_148 = (
     'Conv over 3 channels x 7x7 = 147 products: ONNX Runtime (MLAS) sums in float32 and is '
     '4.6e-6 (4.5e-5 relative) off the value computed in double at [0, 1, 3, 7], within '
@@ -198,4 +220,42 @@ ROWS = [
         strides=[2, 2], output_padding=[1, 1]),
     Row('ConvTranspose', 'groups_asym_pads_dilations', [F(2, 4, 4, 5), F(4, 3, 2, 3), None],
         group=2, pads=[1, 0, 0, 2], dilations=[2, 1], strides=[1, 2]),
+
+    # Issue 17's operations with an ONNX counterpart.
+    Row('ReduceMax', 'axes_keep', [F(3, 4, 5)], axes=[1], keepdims=1),
+    Row('ReduceMax', 'all_ties', [F(4, 9, kind='ties_no_nan')], keepdims=0),
+    Row('ReduceMax', 'specials', [F(5, 13, kind='specials')], axes=[1], differs=REDUCE_NAN),
+    Row('ReduceMin', 'specials', [F(5, 13, kind='specials')], axes=[0], differs=REDUCE_NAN),
+    Row('ArgMax', 'specials', [F(5, 13, kind='specials')], out_type='INT64', axis=1),
+    Row('ReduceMin', 'two_axes', [F(3, 4, 5)], axes=[0, 2], keepdims=0),
+    Row('ReduceMin', 'last_ties', [F(5, 7, kind='ties_no_nan')], axes=[-1]),
+    Row('ArgMax', 'axis1_ties', [F(3, 7, 5, kind='ties_no_nan')], out_type='INT64', axis=1),
+    Row('ArgMax', 'last_index', [F(6, 8, kind='ties_no_nan')], out_type='INT64', axis=-1,
+        keepdims=0, select_last_index=1),
+    Row('ArgMin', 'axis0', [F(9, 4)], out_type='INT64', axis=0),
+    Row('ArgMin', 'last_index', [F(6, 8, kind='ties_no_nan')], out_type='INT64', axis=1,
+        select_last_index=1),
+    Row('Pad', 'constant', [F(2, 3, 4), ints([0, 1, 2, 0, 2, 1]), scalar(1.5)]),
+    Row('Pad', 'reflect', [F(2, 5, 6), ints([0, 2, 1, 0, 1, 3])], mode='reflect'),
+    Row('Pad', 'edge', [F(3, 4), ints([1, 2, 3, 0])], mode='edge'),
+    Row('Tile', '2d', [F(2, 3), ints([2, 3])]),
+    Row('Tile', '3d_ones', [F(2, 1, 3), ints([1, 4, 1])]),
+    Row('CumSum', 'axis1', [F(4, 7), ints([1])]),
+    Row('CumSum', 'exclusive_reverse', [F(3, 5, 4), ints([-2])], exclusive=1, reverse=1),
+    Row('Gather', 'axis0_negative', [F(5, 4), I(3, 2, low=-5, high=5)], axis=0),
+    Row('Gather', 'axis1', [F(3, 6, 2), I(4, low=0, high=6)], axis=1),
+    Row('Concat', 'axis0', [F(2, 3), F(4, 3), F(1, 3)], axis=0),
+    Row('Concat', 'axis_last', [F(2, 3, 1), F(2, 3, 5)], axis=-1),
+    Row('LayerNormalization', 'last', [F(4, 6, scale=3.0), F(6), F(6)], axis=-1),
+    Row('LayerNormalization', 'two_axes_no_bias', [F(3, 4, 5), F(4, 5)], axis=1, epsilon=1e-3),
+    Row('BatchNormalization', 'inference', [F(2, 3, 4, 5), F(3), F(3), F(3), F(3, kind='positive')],
+        epsilon=1e-3),
+    Row('NegativeLogLikelihoodLoss', 'mean', [F(4, 5), I(4, low=0, high=5)], reduction='mean'),
+    Row('NegativeLogLikelihoodLoss', 'none_ignore', [F(6, 3), I(6, low=0, high=3)],
+        reduction='none', ignore_index=1),
+    Row('SoftmaxCrossEntropyLoss', 'mean', [F(4, 5, scale=3.0), I(4, low=0, high=5)],
+        reduction='mean'),
+    Row('SoftmaxCrossEntropyLoss', 'sum_weights', [F(5, 4), I(5, low=0, high=4), F(4, kind='positive')],
+        reduction='sum'),
+    Row('Dropout', 'inference', [F(3, 4)]),
 ]

@@ -44,14 +44,20 @@ SPECIALS = {'specials': np.array([np.nan, np.inf, -np.inf, -0.0, 0.0], dtype=np.
 
 
 def _values(spec, rng):
-    """The numpy array of one cases.F / B / scalar input, drawn from `rng`."""
+    """The numpy array of one cases.F / B / scalar / I / ints input, drawn from `rng`."""
     if spec.kind == 'scalar':
         return np.array(spec.value, dtype=np.float32)
+    if spec.kind == 'ints':
+        return rng.integers(spec.low, spec.high, size=spec.shape, dtype=np.int64)
+    if spec.kind == 'const_ints':
+        return np.array(spec.values, dtype=np.int64)
     if spec.kind == 'bool':
         return rng.random(spec.shape) < 0.5
     if spec.kind in ('ties', 'ties_no_nan'):
         return rng.choice(TIES if spec.kind == 'ties' else TIES_NO_NAN, size=spec.shape)
     x = np.asarray(rng.standard_normal(spec.shape) * spec.scale, dtype=np.float32)
+    if spec.kind == 'positive':
+        return np.abs(x) + np.float32(0.5)
     if spec.kind in SPECIALS:
         where = rng.random(spec.shape) < 1 / 6
         x = np.where(where, rng.choice(SPECIALS[spec.kind], size=spec.shape), x).astype(np.float32)
