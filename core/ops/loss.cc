@@ -173,7 +173,8 @@ Tensor ClassLossForward(const ClassRows& rows, const Shape& target_shape, const 
   const CancelToken* cancel = CurrentCancelToken();
   for (int64_t r = 0; r < rows.rows(); ++r) {
     if (Cancelled(cancel)) return out;
-    const auto [base, t] = rows.At(r);
+    const auto at = rows.At(r);  // not a structured binding: the lambda below captures base
+    const int64_t base = at.x, t = at.target;
     double loss = 0;
     if (t != p.ignore_index) {
       // log-probabilities: the row itself (NLLLoss) or its log_softmax (CrossEntropy).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
 #include <future>
 #include <memory>
 #include <thread>
@@ -161,16 +162,25 @@ TEST(Strand, TasksRunHereAndOnWorkersNeverOverlapAndKeepEachPostersOrder) {
   Strand strand(workers);
   constexpr int kPosters = 4;
   constexpr int kTasks = 500;
+  static_assert(kTasks / 2 % 3 == 1, "task kTasks / 2 asks to run here");
   std::atomic<int> inside{0};
   std::atomic<bool> overlapped{false};
   std::atomic<int> here{0};
   std::vector<std::vector<int>> order(kPosters);  // written only by the strand's tasks
-  std::atomic<int> finished{0};
+  std::atomic<int> posted{0}, finished{0};
   std::promise<void> all_done;
+  // Halfway, every poster stops until all it posted has run, so the strand is idle at least
+  // once whatever the load: the first task after it asks, and must run here.
+  std::barrier halfway(kPosters);
   std::vector<std::thread> posters;
   for (int p = 0; p < kPosters; ++p) {
     posters.emplace_back([&, p] {
       for (int i = 0; i < kTasks; ++i) {
+        if (i == kTasks / 2) {
+          halfway.arrive_and_wait();
+          while (finished.load() != posted.load()) std::this_thread::yield();
+          halfway.arrive_and_wait();
+        }
         auto task = [&, p, i] {
           if (inside.fetch_add(1) != 0) overlapped = true;
           order[static_cast<size_t>(p)].push_back(i);  // safe only if tasks never overlap
@@ -179,6 +189,7 @@ TEST(Strand, TasksRunHereAndOnWorkersNeverOverlapAndKeepEachPostersOrder) {
           if (finished.fetch_add(1) + 1 == kPosters * kTasks) all_done.set_value();
         };
         if (i % 10 == 0) std::this_thread::sleep_for(1ms);  // the strand may go idle
+        ++posted;
         if (i % 3 == 0) {
           strand.Post(task);
         } else if (strand.RunHereOrPost(Releasing(task), [i] { return i % 3 == 1; })) {
