@@ -81,8 +81,13 @@ template <bool kPerElement>
 
 // Compiled once more for AVX2, picked at load time by the CPU: the same operations in the
 // same order either way (this file is built with -ffp-contract=off, so no clone fuses a
-// multiply and an add), only wider registers.
+// multiply and an add), only wider registers. The ThreadSanitizer build compiles one version
+// (ONEMODEL_NO_TARGET_CLONES, core/kernels/CMakeLists.txt).
+#ifdef ONEMODEL_NO_TARGET_CLONES
+#define ONEMODEL_NORMALIZE_CLONES
+#else
 #define ONEMODEL_NORMALIZE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 
 ONEMODEL_NORMALIZE_CLONES
 void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end) {
