@@ -9,6 +9,7 @@
 #include "core/ops/internal/op_utils.h"
 #include "core/ops/views.h"
 #include "core/shape/dim_vector.h"
+#include "core/shape/shape.h"
 #include "core/tensor/grad_mode.h"
 
 namespace onemodel::ops {
@@ -23,9 +24,7 @@ std::string PositionOf(const Shape& shape, int64_t flat) {
     at[static_cast<size_t>(d)] = flat % shape[d];
     flat /= shape[d];
   }
-  std::string s = "[";
-  for (size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
-  return s + "]";
+  return FormatExtents(at);
 }
 
 // Throws TensorTypeException unless `indices` is a live INT32 or INT64 tensor.
