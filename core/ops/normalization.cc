@@ -1,7 +1,7 @@
 #include "core/ops/normalization.h"
 
-#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/autograd/backward_record.h"
@@ -195,6 +195,29 @@ void CheckRunning(std::string_view name, const Tensor& t, int64_t c, bool writte
   }
 }
 
+// Throws when training's in-place writes to running_mean or running_var could change what the
+// call reads: each must share no memory with the other or with x, scale and bias.
+void CheckRunningUnshared(const Tensor& running_mean, const Tensor& running_var, const Tensor& x,
+                          const Tensor* scale, const Tensor* bias) {
+  if (internal::SharesMemory(running_mean, running_var)) {
+    throw TensorException(
+        "BatchNorm2d: running_mean and running_var share memory and training updates both in "
+        "place; give each a buffer of its own");
+  }
+  const std::pair<const char*, const Tensor*> read[] = {{"x", &x}, {"scale", scale}, {"bias", bias}};
+  for (const auto& [written_name, written] :
+       {std::pair{"running_mean", &running_mean}, std::pair{"running_var", &running_var}}) {
+    for (const auto& [name, t] : read) {
+      if (t && internal::SharesMemory(*written, *t)) {
+        throw TensorException("BatchNorm2d: " + std::string(written_name) + " shares memory with " +
+                              name +
+                              " and training updates it in place while reading them; give the "
+                              "running statistics buffers of their own");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Tensor LayerNorm(const Tensor& x, const Tensor* scale, const Tensor* bias, int axis, float eps,
@@ -217,14 +240,9 @@ Tensor BatchNorm2d(const Tensor& x, const Tensor& running_mean, const Tensor& ru
   const int64_t n = x.shape()[0], c = x.shape()[1], hw = x.shape()[2] * x.shape()[3];
   CheckRunning("running_mean", running_mean, c, p.training);
   CheckRunning("running_var", running_var, c, p.training);
-  if (p.training && running_mean.buffer() == running_var.buffer() &&
-      std::abs(running_mean.offset() - running_var.offset()) < c) {
-    throw TensorException(
-        "BatchNorm2d: running_mean and running_var share memory and training updates both in "
-        "place; give each a buffer of its own");
-  }
   CheckParam("BatchNorm2d", "scale", scale, Shape{c}, "one per channel");
   CheckParam("BatchNorm2d", "bias", bias, Shape{c}, "one per channel");
+  if (p.training) CheckRunningUnshared(running_mean, running_var, x, scale, bias);
   if (p.training && n * hw <= 1) {
     throw TensorShapeException("BatchNorm2d: training needs more than 1 value per channel, x is " +
                                x.shape().ToString() + "; use training = 0 or a larger batch");

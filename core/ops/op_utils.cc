@@ -47,12 +47,35 @@ void Give(const BackwardRecord& r, int i, Tensor full, const OpContext& ctx,
 }
 
 int NormalizeAxis(std::string_view op, int dim, int rank) {
+  if (rank == 0) {
+    throw TensorShapeException(std::string(op) + ": axis " + std::to_string(dim) +
+                               " does not exist: the input is a scalar (rank 0), which has no "
+                               "axes; Reshape it to [1] first");
+  }
   if (dim < -rank || dim >= rank) {
     throw TensorShapeException(std::string(op) + ": axis " + std::to_string(dim) +
                                " is out of range for rank " + std::to_string(rank) + " (valid: " +
                                std::to_string(-rank) + " to " + std::to_string(rank - 1) + ")");
   }
   return dim < 0 ? dim + rank : dim;
+}
+
+std::pair<int64_t, int64_t> ByteRange(const Tensor& t) {
+  if (t.ElementCount() == 0) return {0, 0};
+  int64_t lo = t.offset(), hi = t.offset();
+  for (int d = 0; d < t.rank(); ++d) {
+    const int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const int64_t size = ElementSize(t.dtype());
+  return {lo * size, (hi + 1) * size};
+}
+
+bool SharesMemory(const Tensor& a, const Tensor& b) {
+  if (a.buffer() != b.buffer()) return false;
+  const auto [alo, ahi] = ByteRange(a);
+  const auto [blo, bhi] = ByteRange(b);
+  return alo < ahi && blo < bhi && alo < bhi && blo < ahi;
 }
 
 }  // namespace onemodel::ops::internal

@@ -26,18 +26,6 @@ struct Operand {
   std::string Name() const { return std::string(list) + "[" + std::to_string(index) + "]"; }
 };
 
-// The byte range [lo, hi) a tensor's elements lie in (empty for no elements).
-std::pair<int64_t, int64_t> ByteRange(const Tensor& t) {
-  if (t.ElementCount() == 0) return {0, 0};
-  int64_t lo = t.offset(), hi = t.offset();
-  for (int d = 0; d < t.rank(); ++d) {
-    const int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  const int64_t size = ElementSize(t.dtype());
-  return {lo * size, (hi + 1) * size};
-}
-
 // Throws unless every operand is a live plain FLOAT tensor of its parameter's shape, every
 // written one is contiguous, and no written one shares memory with another operand.
 void CheckOperands(std::string_view op, const std::vector<Operand>& operands,
@@ -65,7 +53,7 @@ void CheckOperands(std::string_view op, const std::vector<Operand>& operands,
   };
   std::vector<Extent> extents;
   for (const Operand& o : operands) {
-    const auto [lo, hi] = ByteRange(*o.tensor);
+    const auto [lo, hi] = internal::ByteRange(*o.tensor);
     if (lo < hi) extents.push_back({o.tensor->buffer(), lo, hi, &o});
   }
   std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) {

@@ -2,10 +2,12 @@
 // input, output allocation, and record creation.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "core/autograd/backward_record.h"
 
@@ -51,6 +53,13 @@ class Temporary {
   Tensor t_;
   bool owned_;
 };
+
+// The byte range [lo, hi) of its buffer a tensor's elements lie in (empty for no elements).
+std::pair<int64_t, int64_t> ByteRange(const Tensor& t);
+
+// True when `a` and `b` have elements in a common byte range of one buffer (an in-place write
+// to one could change what the other reads).
+bool SharesMemory(const Tensor& a, const Tensor& b);
 
 // `dim` in [-rank, rank) as an index; throws TensorShapeException naming the op.
 int NormalizeAxis(std::string_view op, int dim, int rank);

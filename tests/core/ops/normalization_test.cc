@@ -116,6 +116,32 @@ TEST_F(NormalizationTest, ChecksSayWhatToDo) {
   EXPECT_NO_THROW(ops::BatchNorm2d(img, both.Slice(0, 0, 6, 2), var, nullptr, nullptr, {}, ctx_));
 }
 
+// Training writes the running statistics in place while it reads x, scale and bias: a running
+// statistic sharing their memory would change the result, so it is refused before any write.
+TEST_F(NormalizationTest, TrainingRefusesRunningStatisticsSharingMemoryWithWhatItReads) {
+  const Tensor img = Filled(Shape{2, 3, 2, 2}, 1);
+  const Tensor in_img = img.Reshape({24}, pool_).Slice(0, 0, 3);
+  const Tensor params = Filled(Shape{6}, 1);
+  Tensor mean = Filled(Shape{3}, 0), var = Filled(Shape{3}, 1);
+  const uint64_t version = mean.version();
+  const ops::BatchNormParams training{.training = true};
+  ExpectError<TensorException>(
+      [&] { ops::BatchNorm2d(img, in_img, var, nullptr, nullptr, training, ctx_); },
+      {"running_mean shares memory with x"});
+  ExpectError<TensorException>(
+      [&] { ops::BatchNorm2d(img, mean, var, &mean, nullptr, training, ctx_); },
+      {"running_mean shares memory with scale"});
+  const Tensor bias = params.Slice(0, 3, 6);
+  ExpectError<TensorException>(
+      [&] { ops::BatchNorm2d(img, mean, bias, nullptr, &bias, training, ctx_); },
+      {"running_var shares memory with bias"});
+  EXPECT_EQ(mean.version(), version) << "refused calls write nothing";
+  // Inference writes nothing, so there any aliasing is fine; so are disjoint slices of a buffer.
+  EXPECT_NO_THROW(ops::BatchNorm2d(img, in_img, var, &mean, &mean, {}, ctx_));
+  EXPECT_NO_THROW(ops::BatchNorm2d(img, params.Slice(0, 0, 3), params.Slice(0, 3, 6), nullptr,
+                                   nullptr, training, ctx_));
+}
+
 TEST_F(NormalizationTest, EmptyInputsGiveEmptyOutputs) {
   EXPECT_EQ(ops::LayerNorm(Filled(Shape{0, 4}, 1), nullptr, nullptr, -1, 1e-5f, ctx_).shape(),
             (Shape{0, 4}));

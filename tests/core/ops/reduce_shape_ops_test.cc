@@ -282,6 +282,13 @@ TEST_F(ReduceShapeOpsTest, CumSumExclusiveAndReverseMatchTheirTables) {
                    F{1, kNaN, kNaN});
 }
 
+// A scalar has no axis: the message says so instead of "valid: 0 to -1".
+TEST_F(ReduceShapeOpsTest, AnAxisOfAScalarIsRefusedAsAScalar) {
+  ExpectError<TensorShapeException>(
+      [&] { ops::CumSum(Filled(Shape{}, 1), 0, false, false, ctx_); },
+      {"CumSum: axis 0 does not exist: the input is a scalar (rank 0)", "Reshape it to [1]"});
+}
+
 TEST_F(ReduceShapeOpsTest, CumSumAccumulatesInDouble) {
   // In float, 1e8 + 1 rounds to 1e8 and the third sum would be 0; in double it is 1.
   const Tensor x = Vec({1e8f, 1, -1e8f, 1}, Shape{4});
