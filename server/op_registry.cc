@@ -184,6 +184,19 @@ ops::GeluApproximation ParseGeluApproximation(const OpCall& call) {
                         Printable(name, 32) + "\")");
 }
 
+// Pad's `mode`: "constant" (the default), "reflect", "edge" or "wrap". An unknown mode is shown
+// escaped and cut to 32 bytes, as every string a client sends.
+ops::PadMode ParsePadMode(const OpCall& call) {
+  if (!call.Has("mode")) return ops::PadMode::kConstant;
+  const std::string_view name = call.String("mode");
+  for (std::string_view known : {"constant", "reflect", "edge", "wrap"}) {
+    if (name == known) return ops::ParsePadMode(name);
+  }
+  throw InvalidArgument(
+      "attribute 'mode' must be \"constant\", \"reflect\", \"edge\" or \"wrap\" (got \"" +
+      Printable(name, 32) + "\")");
+}
+
 Tensor RunBinary(BinaryOp op, const OpCall& c) {
   return ops::Binary(op, c.in(0), c.in(1), c.ctx());
 }
@@ -408,7 +421,7 @@ const OpSpec kOps[] = {
       {"value", kF, "0", "the constant of constant mode"}},
      true, "X padded (or cropped) along each axis, as ONNX Pad", [](const OpCall& c) {
        return ops::Pad(c.in(0), c.Ints("pads"),
-                       ops::ParsePadMode(c.Has("mode") ? c.String("mode") : "constant"),
+                       ParsePadMode(c),
                        c.Float("value", 0.0f), c.ctx()); }},
     {"Tile", {"X"}, {{"repeats", kInts, "", "how many copies along each axis (>= 0)"}}, true,
      "X repeated along each axis", [](const OpCall& c) {
@@ -445,7 +458,7 @@ const OpSpec kOps[] = {
      [](const OpCall& c) {
        return ops::BatchNorm2d(c.in(0), c.in(1), c.in(2), c.size() > 3 ? &c.in(3) : nullptr,
                                c.size() > 4 ? &c.in(4) : nullptr,
-                               {.training = c.Int("training", 0) != 0,
+                               {.training = PoolFlag(c, "training"),
                                 .momentum = c.Float("momentum", 0.1f),
                                 .eps = c.Float("epsilon", 1e-5f)}, c.ctx()); },
      /*variadic=*/false, /*optional_inputs=*/2},

@@ -637,6 +637,16 @@ std::vector<Row> AllRows() {
              r.mutable_operations(1)->set_op("Nope");
            },
            kInvalid, "operation 1 (Nope)"),
+      kRun("Pad mode unknown and 100000 bytes long: the message quotes 32 of them",
+           OpOf("Pad", {&World::x},
+                {{"pads", IntsAttr({0, 0, 0, 0})}, {"mode", StringAttr(std::string(100000, 'm'))}}),
+           kInvalid,
+           "attribute 'mode' must be \"constant\", \"reflect\", \"edge\" or \"wrap\" (got "
+           "\"" + std::string(32, 'm') + "..."),
+      kRun("BatchNorm2d training other than 0 or 1",
+           OpOf("BatchNorm2d", {&World::x, &World::plain, &World::plain},
+                {{"training", IntAttr(2)}}),
+           kInvalid, "attribute 'training' must be 0 or 1 (got 2)"),
 
       // Backward: root, grad_output, inputs, retain_graph, placement.
       kBackward("root does not require grad",
