@@ -204,7 +204,8 @@ void CheckRunningUnshared(const Tensor& running_mean, const Tensor& running_var,
         "BatchNorm2d: running_mean and running_var share memory and training updates both in "
         "place; give each a buffer of its own");
   }
-  const std::pair<const char*, const Tensor*> read[] = {{"x", &x}, {"scale", scale}, {"bias", bias}};
+  const std::pair<const char*, const Tensor*> read[] = {
+      {"x", &x}, {"scale", scale}, {"bias", bias}};
   for (const auto& [written_name, written] :
        {std::pair{"running_mean", &running_mean}, std::pair{"running_var", &running_var}}) {
     for (const auto& [name, t] : read) {
