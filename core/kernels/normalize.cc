@@ -58,20 +58,23 @@ using Isa = NormIsa;
 #define ONEMODEL_INLINE __attribute__((always_inline))
 
 // x[0..8) as doubles. GCC 12 lowers __builtin_convertvector of 8 floats in four instructions
-// whatever the target, so the wider sets say it in one instruction (AVX-512) or two (AVX2).
-// Inline assembly, not intrinsics: these are inlined into the target-specific entry points
-// below only after the templates between are, which the intrinsics' target checks refuse.
-typedef double Vec4d __attribute__((vector_size(32)));
-typedef float Vec4f __attribute__((vector_size(16)));
+// whatever the target, so for GCC the wider sets say it in one instruction (AVX-512) or two
+// (AVX2). Inline assembly, not intrinsics: these are inlined into the target-specific entry
+// points below only after the templates between are, which the intrinsics' target checks
+// refuse. Clang (which checks an asm operand's size against the template's own target) lowers
+// the conversion well by itself.
 template <Isa kIsa>
 [[gnu::always_inline]] inline Vec8d Load8(const float* x) {
   Vec8f f;
   std::memcpy(&f, x, sizeof f);
+#ifndef __clang__
   if constexpr (kIsa == Isa::kAvx512) {
     Vec8d v;
     asm("vcvtps2pd %1, %0" : "=v"(v) : "v"(f));
     return v;
   } else if constexpr (kIsa == Isa::kAvx2) {
+    typedef double Vec4d __attribute__((vector_size(32)));
+    typedef float Vec4f __attribute__((vector_size(16)));
     Vec4f half[2];
     std::memcpy(half, &f, sizeof f);
     Vec4d d[2];
@@ -80,9 +83,9 @@ template <Isa kIsa>
     Vec8d v;
     std::memcpy(&v, d, sizeof v);
     return v;
-  } else {
-    return __builtin_convertvector(f, Vec8d);
   }
+#endif
+  return __builtin_convertvector(f, Vec8d);
 }
 
 // Stores v at y, around the cache when kStream (y 16-byte aligned), else an ordinary store.
