@@ -58,11 +58,11 @@ using Isa = NormIsa;
 #define ONEMODEL_INLINE __attribute__((always_inline))
 
 // x[0..8) as doubles. GCC 12 lowers __builtin_convertvector of 8 floats in four instructions
-// whatever the target, so for GCC the wider sets say it in one instruction (AVX-512) or two
-// (AVX2). Inline assembly, not intrinsics: these are inlined into the target-specific entry
-// points below only after the templates between are, which the intrinsics' target checks
-// refuse. Clang (which checks an asm operand's size against the template's own target) lowers
-// the conversion well by itself.
+// whatever the target, so for GCC the AVX-512 set (the only one using Vec8d, below) says it in
+// one. Inline assembly, not intrinsics: this is inlined into the target-specific entry point
+// only after the templates between are, which the intrinsics' target checks refuse. Clang
+// (which checks an asm operand's size against the template's own target) lowers the
+// conversion well by itself.
 template <Isa kIsa>
 [[gnu::always_inline]] inline Vec8d Load8(const float* x) {
   Vec8f f;
@@ -71,17 +71,6 @@ template <Isa kIsa>
   if constexpr (kIsa == Isa::kAvx512) {
     Vec8d v;
     asm("vcvtps2pd %1, %0" : "=v"(v) : "v"(f));
-    return v;
-  } else if constexpr (kIsa == Isa::kAvx2) {
-    typedef double Vec4d __attribute__((vector_size(32)));
-    typedef float Vec4f __attribute__((vector_size(16)));
-    Vec4f half[2];
-    std::memcpy(half, &f, sizeof f);
-    Vec4d d[2];
-    asm("vcvtps2pd %1, %0" : "=x"(d[0]) : "x"(half[0]));
-    asm("vcvtps2pd %1, %0" : "=x"(d[1]) : "x"(half[1]));
-    Vec8d v;
-    std::memcpy(&v, d, sizeof v);
     return v;
   }
 #endif
@@ -140,6 +129,12 @@ template <Isa kIsa, int kScaleStep, int kBiasStep, bool kXhat, bool kStream>
     y[i] = static_cast<float>(h * scale[i * kScaleStep] + bias[i * kBiasStep]);
   };
   int64_t i = 0;
+  if constexpr (kIsa != Isa::kAvx512) {
+    // Narrower sets: GCC vectorizes the scalar loop better than it splits a Vec8d, and they
+    // write with ordinary stores.
+    for (; i < n; ++i) one(i);
+    return;
+  }
   if constexpr (kStream) {
     if (kXhat && (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(xhat)) % 16 != 0) {
       // y and xhat cannot both reach a 16-byte boundary at one i: ordinary stores.
@@ -210,12 +205,23 @@ template <Isa kIsa>
   };
   const auto sum = [](int, auto v) ONEMODEL_INLINE { return v; };
   double next_sum[1] = {0};
-  if (!a.mean && a.center && begin < end) SumsOf<kIsa, 1>(l, x, {begin}, sum, next_sum);
+  if (kIsa == Isa::kAvx512 && !a.mean && a.center && begin < end) {
+    SumsOf<kIsa, 1>(l, x, {begin}, sum, next_sum);
+  }
   for (int64_t k = begin; k < end && !Cancelled(cancel); ++k) {
     double mean = 0, var;
     if (a.mean) {
       mean = a.mean[k];
       var = a.var[k];
+    } else if (kIsa != Isa::kAvx512 && a.center) {
+      // Narrower sets: GCC keeps a Lanes in registers there, not a Vec8d.
+      mean = SumGroup(l, k, [x](int64_t at, int64_t i) { return double{x[at + i]}; }) / count;
+      var = SumGroup(l, k,
+                     [x, mean](int64_t at, int64_t i) {
+                       const double d = x[at + i] - mean;
+                       return d * d;
+                     }) /
+            count;
     } else if (a.center) {
       mean = next_sum[0] / count;
       if (k + 1 < end) {
