@@ -14,8 +14,8 @@
 namespace onemodel::internal {
 
 // Forward of groups [begin, end); stops early once the thread's CancelToken is cancelled.
-// `stream`: y and xhat are written with streaming stores (the same bits; fenced before return),
-// for outputs too large to stay in cache (streaming_stores.h).
+// `stream`: y and xhat are written with streaming stores where the CPU has AVX-512 (the same
+// bits; fenced before return), for outputs too large to stay in cache (streaming_stores.h).
 void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end, bool stream);
 // Backward of groups [begin, end), as NormalizeGroups.
 void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t end);
