@@ -110,8 +110,11 @@ void FastKernels::GatherRows(const Tensor& table, const Tensor& indices, Tensor&
 }
 
 void FastKernels::Normalize(const NormForwardArgs& args) const {
-  internal::SplitGroups(pool_, args.layout, [&](int64_t begin, int64_t end) {
-    internal::NormalizeGroups(args, begin, end);
+  const NormGroups& l = args.layout;
+  const bool stream = l.groups * l.blocks * l.block * static_cast<int64_t>(sizeof(float)) >=
+                      streaming_min_bytes_;
+  internal::SplitGroups(pool_, l, [&](int64_t begin, int64_t end) {
+    internal::NormalizeGroups(args, begin, end, stream);
   });
 }
 

@@ -1,7 +1,11 @@
 #include "core/kernels/internal/normalize.h"
 
+#include <immintrin.h>
+
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/common/cancellation.h"
 
@@ -11,7 +15,9 @@ namespace {
 constexpr int kLanes = 8;
 using Lanes = std::array<double, kLanes>;
 
-double Total(const Lanes& s) {
+// The lanes of s (a Lanes or a Vec8d) added in the header's fixed tree.
+template <typename S>
+double Total(const S& s) {
   return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
 }
 
@@ -31,7 +37,7 @@ template <typename Term>
 
 // The sum of term(block start, i) over group k's blocks, in the fixed order of the header.
 template <typename Term>
-double SumGroup(const NormGroups& l, int64_t k, const Term& term) {
+[[gnu::always_inline]] inline double SumGroup(const NormGroups& l, int64_t k, const Term& term) {
   Lanes s{};
   for (int64_t b = 0; b < l.blocks; ++b) {
     const int64_t at = k * l.group_stride + b * l.block_stride;
@@ -40,68 +46,175 @@ double SumGroup(const NormGroups& l, int64_t k, const Term& term) {
   return Total(s);
 }
 
+// Eight doubles or floats: lane j of a Vec8d is lane j of a Lanes. Each operation on them is
+// the scalar double operation lane by lane (-ffp-contract=off: none is fused), so a vector
+// form gives the scalar form's bits on every instruction set, only fewer instructions.
+typedef double Vec8d __attribute__((vector_size(64)));
+typedef float Vec8f __attribute__((vector_size(32)));
+
+using Isa = NormIsa;
+
+// For lambdas: inlined into the target-specific callers, so they get those callers' registers.
+#define ONEMODEL_INLINE __attribute__((always_inline))
+
+// x[0..8) as doubles. GCC 12 lowers __builtin_convertvector of 8 floats in four instructions
+// whatever the target, so for GCC the AVX-512 set (the only one using Vec8d, below) says it in
+// one. Inline assembly, not intrinsics: this is inlined into the target-specific entry point
+// only after the templates between are, which the intrinsics' target checks refuse. Clang
+// (which checks an asm operand's size against the template's own target) lowers the
+// conversion well by itself.
+template <Isa kIsa>
+[[gnu::always_inline]] inline Vec8d Load8(const float* x) {
+  Vec8f f;
+  std::memcpy(&f, x, sizeof f);
+#ifndef __clang__
+  if constexpr (kIsa == Isa::kAvx512) {
+    Vec8d v;
+    asm("vcvtps2pd %1, %0" : "=v"(v) : "v"(f));
+    return v;
+  }
+#endif
+  return __builtin_convertvector(f, Vec8d);
+}
+
+// Stores v at y, around the cache when kStream (y 16-byte aligned), else an ordinary store.
+template <bool kStream>
+[[gnu::always_inline]] inline void Store8(const Vec8d& v, float* y) {
+  const Vec8f f = __builtin_convertvector(v, Vec8f);
+  if constexpr (kStream) {
+    __m128 half[2];
+    std::memcpy(half, &f, sizeof f);
+    _mm_stream_ps(y, half[0]);
+    _mm_stream_ps(y + 4, half[1]);
+  } else {
+    std::memcpy(y, &f, sizeof f);
+  }
+}
+
+// totals[r] = the total of f(r, x) over group k[r]'s elements for r < kN (f takes and returns
+// a double or a Vec8d), each in the order of the header. kN groups in one loop: their
+// additions are kN independent chains, where one group alone keeps the CPU waiting on each.
+template <Isa kIsa, int kN, typename F>
+[[gnu::always_inline]] inline void SumsOf(const NormGroups& l, const float* x,
+                                          const int64_t (&k)[kN], const F& f,
+                                          double (&totals)[kN]) {
+  Vec8d acc[kN] = {};
+  for (int64_t b = 0; b < l.blocks; ++b) {
+    const float* at[kN];
+    for (int r = 0; r < kN; ++r) at[r] = x + k[r] * l.group_stride + b * l.block_stride;
+    int64_t i = 0;
+    for (; i + kLanes <= l.block; i += kLanes) {
+#pragma GCC unroll 2
+      for (int r = 0; r < kN; ++r) acc[r] += f(r, Load8<kIsa>(at[r] + i));
+    }
+    for (; i < l.block; ++i) {
+      for (int r = 0; r < kN; ++r) acc[r][i % kLanes] += f(r, double{at[r][i]});
+    }
+  }
+  for (int r = 0; r < kN; ++r) totals[r] = Total(acc[r]);
+}
+
 // y (and xhat) of one block of n elements at x: xhat = (x - mean) * rstd, y = xhat * scale +
 // bias, where scale and bias step by kScaleStep and kBiasStep per element (1: one per element,
-// 0: one for the block, or the constant 1 or 0 when absent).
-template <int kScaleStep, int kBiasStep, bool kXhat>
+// 0: one for the block, or the constant 1 or 0 when absent). kStream: the outputs are written
+// with streaming stores from y's first 16-byte boundary (ordinary ones before and for the
+// tail); the caller fences.
+template <Isa kIsa, int kScaleStep, int kBiasStep, bool kXhat, bool kStream>
 [[gnu::always_inline]] inline void WriteBlock(const float* x, int64_t n, double mean, double rstd,
                                               const float* scale, const float* bias, float* y,
                                               float* xhat) {
-  for (int64_t i = 0; i < n; ++i) {
+  const auto one = [&](int64_t i) ONEMODEL_INLINE {
     const double h = (x[i] - mean) * rstd;
     if constexpr (kXhat) xhat[i] = static_cast<float>(h);
     y[i] = static_cast<float>(h * scale[i * kScaleStep] + bias[i * kBiasStep]);
+  };
+  int64_t i = 0;
+  if constexpr (kIsa != Isa::kAvx512) {
+    // Narrower sets: GCC vectorizes the scalar loop better than it splits a Vec8d, and they
+    // write with ordinary stores.
+    for (; i < n; ++i) one(i);
+    return;
   }
+  if constexpr (kStream) {
+    if (kXhat && (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(xhat)) % 16 != 0) {
+      // y and xhat cannot both reach a 16-byte boundary at one i: ordinary stores.
+      return WriteBlock<kIsa, kScaleStep, kBiasStep, kXhat, false>(x, n, mean, rstd, scale, bias,
+                                                                   y, xhat);
+    }
+    for (; i < n && reinterpret_cast<uintptr_t>(y + i) % 16 != 0; ++i) one(i);
+  }
+  const Vec8d scale8 = Vec8d{} + double{scale[0]}, bias8 = Vec8d{} + double{bias[0]};
+  for (; i + kLanes <= n; i += kLanes) {
+    const Vec8d h = (Load8<kIsa>(x + i) - mean) * rstd;
+    const Vec8d yv = h * (kScaleStep ? Load8<kIsa>(scale + i) : scale8) +
+                     (kBiasStep ? Load8<kIsa>(bias + i) : bias8);
+    if constexpr (kXhat) Store8<kStream>(h, xhat + i);
+    Store8<kStream>(yv, y + i);
+  }
+  for (; i < n; ++i) one(i);
 }
 
-// WriteBlock with the steps and xhat chosen at run time; inlined (into each clone below).
-template <bool kXhat>
-[[gnu::always_inline]] inline void Write(bool scale_steps, bool bias_steps, const float* x,
-                                         int64_t n, double mean, double rstd, const float* scale,
-                                         const float* bias, float* y, float* xhat) {
+// WriteBlock with the steps chosen at run time.
+template <Isa kIsa, bool kXhat, bool kStream>
+[[gnu::always_inline]] inline void WriteAs(bool scale_steps, bool bias_steps, const float* x,
+                                           int64_t n, double mean, double rstd, const float* scale,
+                                           const float* bias, float* y, float* xhat) {
   if (scale_steps && bias_steps)
-    return WriteBlock<1, 1, kXhat>(x, n, mean, rstd, scale, bias, y, xhat);
-  if (scale_steps) return WriteBlock<1, 0, kXhat>(x, n, mean, rstd, scale, bias, y, xhat);
-  if (bias_steps) return WriteBlock<0, 1, kXhat>(x, n, mean, rstd, scale, bias, y, xhat);
-  WriteBlock<0, 0, kXhat>(x, n, mean, rstd, scale, bias, y, xhat);
+    return WriteBlock<kIsa, 1, 1, kXhat, kStream>(x, n, mean, rstd, scale, bias, y, xhat);
+  if (scale_steps)
+    return WriteBlock<kIsa, 1, 0, kXhat, kStream>(x, n, mean, rstd, scale, bias, y, xhat);
+  if (bias_steps)
+    return WriteBlock<kIsa, 0, 1, kXhat, kStream>(x, n, mean, rstd, scale, bias, y, xhat);
+  WriteBlock<kIsa, 0, 0, kXhat, kStream>(x, n, mean, rstd, scale, bias, y, xhat);
 }
 
-// dx of one block: rstd * (g * scale - a - xhat * b), scale as in WriteBlock.
-template <bool kPerElement>
-[[gnu::always_inline]] inline void GradBlock(const float* g, const float* xhat, int64_t n,
-                                             const float* scale, double rstd, double a, double b,
-                                             float* dx) {
-  for (int64_t i = 0; i < n; ++i) {
-    dx[i] =
-        static_cast<float>(rstd * (double{g[i]} * scale[kPerElement ? i : 0] - a - xhat[i] * b));
+// WriteBlock with the steps, xhat and streaming chosen at run time.
+template <Isa kIsa>
+[[gnu::always_inline]] inline void Write(bool scale_steps, bool bias_steps, bool stream,
+                                         const float* x, int64_t n, double mean, double rstd,
+                                         const float* scale, const float* bias, float* y,
+                                         float* xhat) {
+  if (stream) {
+    xhat ? WriteAs<kIsa, true, true>(scale_steps, bias_steps, x, n, mean, rstd, scale, bias, y, xhat)
+         : WriteAs<kIsa, false, true>(scale_steps, bias_steps, x, n, mean, rstd, scale, bias, y,
+                                      xhat);
+  } else {
+    xhat ? WriteAs<kIsa, true, false>(scale_steps, bias_steps, x, n, mean, rstd, scale, bias, y,
+                                      xhat)
+         : WriteAs<kIsa, false, false>(scale_steps, bias_steps, x, n, mean, rstd, scale, bias, y,
+                                       xhat);
   }
 }
 
-}  // namespace
-
-// Compiled once more for AVX2, picked at load time by the CPU: the same operations in the
-// same order either way (this file is built with -ffp-contract=off, so no clone fuses a
-// multiply and an add), only wider registers. The ThreadSanitizer build compiles one version
-// (ONEMODEL_NO_TARGET_CLONES, core/kernels/CMakeLists.txt).
-#ifdef ONEMODEL_NO_TARGET_CLONES
-#define ONEMODEL_NORMALIZE_CLONES
-#else
-#define ONEMODEL_NORMALIZE_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-
-ONEMODEL_NORMALIZE_CLONES
-void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end) {
+// The forward of groups [begin, end), as NormalizeGroups.
+template <Isa kIsa>
+[[gnu::always_inline]] inline void Forward(const NormForwardArgs& a, int64_t begin, int64_t end,
+                                           bool stream) {
   const NormGroups& l = a.layout;
   const double count = static_cast<double>(l.blocks * l.block);
   const float one = 1, zero = 0;
   const CancelToken* cancel = CurrentCancelToken();
   const float* x = a.x;
+  // Group k's sum of squared deviations is taken in one loop with group k + 1's sum (its
+  // mean's), so each pass has two chains of additions and reads one new group.
+  const auto deviation_or_sum = [](double mean) {
+    return [mean](int r, auto v) ONEMODEL_INLINE {
+      const auto d = v - mean;
+      return r == 0 ? d * d : v;
+    };
+  };
+  const auto sum = [](int, auto v) ONEMODEL_INLINE { return v; };
+  double next_sum[1] = {0};
+  if (kIsa == Isa::kAvx512 && !a.mean && a.center && begin < end) {
+    SumsOf<kIsa, 1>(l, x, {begin}, sum, next_sum);
+  }
   for (int64_t k = begin; k < end && !Cancelled(cancel); ++k) {
     double mean = 0, var;
     if (a.mean) {
       mean = a.mean[k];
       var = a.var[k];
-    } else if (a.center) {
+    } else if (kIsa != Isa::kAvx512 && a.center) {
+      // Narrower sets: GCC keeps a Lanes in registers there, not a Vec8d.
       mean = SumGroup(l, k, [x](int64_t at, int64_t i) { return double{x[at + i]}; }) / count;
       var = SumGroup(l, k,
                      [x, mean](int64_t at, int64_t i) {
@@ -109,9 +222,22 @@ void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end) {
                        return d * d;
                      }) /
             count;
+    } else if (a.center) {
+      mean = next_sum[0] / count;
+      if (k + 1 < end) {
+        double t[2];
+        SumsOf<kIsa, 2>(l, x, {k, k + 1}, deviation_or_sum(mean), t);
+        var = t[0] / count;
+        next_sum[0] = t[1];
+      } else {
+        double t[1];
+        SumsOf<kIsa, 1>(l, x, {k}, deviation_or_sum(mean), t);
+        var = t[0] / count;
+      }
     } else {
-      var = SumGroup(l, k, [x](int64_t at, int64_t i) { return double{x[at + i]} * x[at + i]; }) /
-            count;
+      double t[1];
+      SumsOf<kIsa, 1>(l, x, {k}, [](int, auto v) ONEMODEL_INLINE { return v * v; }, t);
+      var = t[0] / count;
     }
     const double rstd = 1.0 / std::sqrt(var + double{a.eps});
     if (a.rstd) a.rstd[k] = static_cast<float>(rstd);
@@ -127,19 +253,28 @@ void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end) {
     const bool bias_steps = a.bias && !l.affine_per_group;
     for (int64_t b = 0; b < l.blocks; ++b) {
       const int64_t at = k * l.group_stride + b * l.block_stride;
-      if (a.xhat) {
-        Write<true>(scale_steps, bias_steps, x + at, l.block, mean, rstd, scale, bias, a.y + at,
-                    a.xhat + at);
-      } else {
-        Write<false>(scale_steps, bias_steps, x + at, l.block, mean, rstd, scale, bias, a.y + at,
-                     nullptr);
-      }
+      Write<kIsa>(scale_steps, bias_steps, stream, x + at, l.block, mean, rstd, scale, bias,
+                  a.y + at, a.xhat ? a.xhat + at : nullptr);
     }
+  }
+  if (stream) _mm_sfence();
+}
+
+// dx of one block: rstd * (g * scale - a - xhat * b), scale as in WriteBlock.
+template <bool kPerElement>
+[[gnu::always_inline]] inline void GradBlock(const float* g, const float* xhat, int64_t n,
+                                             const float* scale, double rstd, double a, double b,
+                                             float* dx) {
+  for (int64_t i = 0; i < n; ++i) {
+    dx[i] =
+        static_cast<float>(rstd * (double{g[i]} * scale[kPerElement ? i : 0] - a - xhat[i] * b));
   }
 }
 
-ONEMODEL_NORMALIZE_CLONES
-void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t end) {
+// The backward of groups [begin, end), as NormalizeBackwardGroups.
+template <Isa>
+[[gnu::always_inline]] inline void Backward(const NormBackwardArgs& a, int64_t begin,
+                                            int64_t end) {
   const NormGroups& l = a.layout;
   const double count = static_cast<double>(l.blocks * l.block);
   const bool per_element = a.scale && !l.affine_per_group;
@@ -179,6 +314,81 @@ void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t e
           : GradBlock<false>(g + at, xhat + at, l.block, scale, rstd, mean_gh, mean_ghx, a.dx + at);
     }
   }
+}
+
+// Each entry point is compiled for AVX-512, AVX2 and the baseline: the same operations in the
+// same order on each (this file is built with -ffp-contract=off, so none fuses a multiply and
+// an add), only wider registers.
+[[gnu::target("avx512f")]] void ForwardAvx512(const NormForwardArgs& a, int64_t begin,
+                                             int64_t end, bool stream) {
+  Forward<Isa::kAvx512>(a, begin, end, stream);
+}
+[[gnu::target("avx2")]] void ForwardAvx2(const NormForwardArgs& a, int64_t begin, int64_t end,
+                                         bool stream) {
+  Forward<Isa::kAvx2>(a, begin, end, stream);
+}
+[[gnu::target("avx512f")]] void BackwardAvx512(const NormBackwardArgs& a, int64_t begin,
+                                              int64_t end) {
+  Backward<Isa::kAvx512>(a, begin, end);
+}
+[[gnu::target("avx2")]] void BackwardAvx2(const NormBackwardArgs& a, int64_t begin, int64_t end) {
+  Backward<Isa::kAvx2>(a, begin, end);
+}
+
+// The widest set this CPU runs, looked up once.
+NormIsa BestNormIsa() {
+  static const NormIsa best = NormIsaSupported(NormIsa::kAvx512) ? NormIsa::kAvx512
+                              : NormIsaSupported(NormIsa::kAvx2)  ? NormIsa::kAvx2
+                                                                  : NormIsa::kBase;
+  return best;
+}
+
+}  // namespace
+
+bool NormIsaSupported(NormIsa isa) {
+  switch (isa) {
+    case NormIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+    case NormIsa::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case NormIsa::kBase:
+      break;
+  }
+  return true;
+}
+
+void NormalizeGroupsOn(NormIsa isa, const NormForwardArgs& a, int64_t begin, int64_t end,
+                       bool stream) {
+  switch (isa) {
+    case NormIsa::kAvx512:
+      return ForwardAvx512(a, begin, end, stream);
+    case NormIsa::kAvx2:
+      return ForwardAvx2(a, begin, end, stream);
+    case NormIsa::kBase:
+      break;
+  }
+  Forward<Isa::kBase>(a, begin, end, stream);
+}
+
+void NormalizeBackwardGroupsOn(NormIsa isa, const NormBackwardArgs& a, int64_t begin,
+                               int64_t end) {
+  switch (isa) {
+    case NormIsa::kAvx512:
+      return BackwardAvx512(a, begin, end);
+    case NormIsa::kAvx2:
+      return BackwardAvx2(a, begin, end);
+    case NormIsa::kBase:
+      break;
+  }
+  Backward<Isa::kBase>(a, begin, end);
+}
+
+void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end, bool stream) {
+  NormalizeGroupsOn(BestNormIsa(), a, begin, end, stream);
+}
+
+void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t end) {
+  NormalizeBackwardGroupsOn(BestNormIsa(), a, begin, end);
 }
 
 }  // namespace onemodel::internal

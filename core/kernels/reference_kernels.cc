@@ -89,7 +89,7 @@ void ReferenceKernels::GatherRows(const Tensor& table, const Tensor& indices, Te
 }
 
 void ReferenceKernels::Normalize(const NormForwardArgs& args) const {
-  internal::NormalizeGroups(args, 0, args.layout.groups);
+  internal::NormalizeGroups(args, 0, args.layout.groups, /*stream=*/false);
 }
 
 void ReferenceKernels::NormalizeBackward(const NormBackwardArgs& args) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common/exceptions.h"
+#include "core/kernels/adamw.h"
 #include "core/ops/internal/op_utils.h"
 
 // This file is compiled with -fno-math-errno and the dynamic vector cost model
@@ -148,30 +149,6 @@ void SgdLoop(float* __restrict p, const float* __restrict g, float* __restrict b
   }
 }
 
-// The AdamW scalars, computed in double as torch does in Python, then used as floats.
-struct AdamWScalars {
-  float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, neg_step_size, bc2_sqrt, eps;
-};
-
-template <bool kAmsgrad>
-void AdamWLoop(float* __restrict p, const float* __restrict g, float* __restrict m,
-               float* __restrict v, float* __restrict vmax, size_t n, const AdamWScalars& s) {
-  for (size_t i = 0; i < n; ++i) {
-    const float gi = g[i];
-    const float pi = p[i] * s.decay;
-    const float mi = m[i] * s.beta1 + s.one_minus_beta1 * gi;
-    float vi = v[i] * s.beta2 + s.one_minus_beta2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    if constexpr (kAmsgrad) {
-      vi = std::max(vmax[i], vi);
-      vmax[i] = vi;
-    }
-    const float denom = std::sqrt(vi) / s.bc2_sqrt + s.eps;
-    p[i] = pi + s.neg_step_size * (mi / denom);
-  }
-}
-
 }  // namespace
 
 Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
@@ -247,12 +224,13 @@ Tensor AdamWStep(std::span<const Tensor> params, std::span<const Tensor> grads,
     float* md = m.MutableData<float>().data();
     float* vd = v.MutableData<float>().data();
     const float* gd = g->Data<float>().data();
+    float* vmax = nullptr;
     if (o.amsgrad) {
-      Tensor vmax = max_exp_avg_sqs[i];
-      AdamWLoop<true>(pd.data(), gd, md, vd, vmax.MutableData<float>().data(), pd.size(), s);
-    } else {
-      AdamWLoop<false>(pd.data(), gd, md, vd, nullptr, pd.size(), s);
+      Tensor t = max_exp_avg_sqs[i];
+      vmax = t.MutableData<float>().data();
     }
+    AdamWUpdate(ThreadPool::Shared(), s, static_cast<int64_t>(pd.size()), pd.data(), gd, md, vd,
+                vmax);
   }
   return AdvanceStep(step, before, ctx);
 }

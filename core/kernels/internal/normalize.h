@@ -14,9 +14,20 @@
 namespace onemodel::internal {
 
 // Forward of groups [begin, end); stops early once the thread's CancelToken is cancelled.
-void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end);
+// `stream`: y and xhat are written with streaming stores where the CPU has AVX-512 (the same
+// bits; fenced before return), for outputs too large to stay in cache (streaming_stores.h).
+void NormalizeGroups(const NormForwardArgs& a, int64_t begin, int64_t end, bool stream);
 // Backward of groups [begin, end), as NormalizeGroups.
 void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t end);
+
+// The instruction sets the two above are compiled for; they run the widest this CPU has. Each
+// gives the same bits (the tests run every one the CPU supports through the *On forms).
+enum class NormIsa { kBase, kAvx2, kAvx512 };
+bool NormIsaSupported(NormIsa isa);
+void NormalizeGroupsOn(NormIsa isa, const NormForwardArgs& a, int64_t begin, int64_t end,
+                       bool stream);
+void NormalizeBackwardGroupsOn(NormIsa isa, const NormBackwardArgs& a, int64_t begin,
+                               int64_t end);
 
 // Runs fn(begin, end) over [0, groups) on `pool` in chunks of at least about `grain` elements
 // of work (the whole range on the caller when that is one chunk).
