@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/common/exceptions.h"
+#include "core/memory/block_memory.h"
 #include "core/shape/shape.h"
 
 namespace onemodel {
@@ -92,7 +93,7 @@ Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
 
 Buffer* BufferPool::NewBlock(int index, int64_t length) {
   const int64_t size = SizeClassBytesAt(index);
-  void* block = std::aligned_alloc(kBufferAlignment, static_cast<size_t>(size));
+  void* block = AllocateBlockMemory(size);
   if (!block) {
     {
       std::lock_guard guard(lock_);
