@@ -20,6 +20,7 @@
 #include "core/memory/buffer.h"
 #include "core/memory/internal/spin_lock.h"
 #include "core/memory/size_class.h"
+#include "core/shape/shape.h"
 
 namespace onemodel {
 
@@ -55,11 +56,27 @@ class BufferPool final : public Allocator, public BufferOwner {
   // A buffer of `length` bytes (0 <= length <= 2^31-1), zero-filled if asked, version 0.
   // Throws TensorShapeException for a length outside the limit, OutOfMemoryException when
   // the system has no memory. In CHECKED builds contents are 0xFF unless zeroed.
-  Buffer* Rent(int64_t length, bool zero = false);
+  // Inline: the steady state (a hit) is the size class, the lock, a free-list pop, the
+  // counters and the header's fields, with no call whose frame would add stores for the
+  // lock's exchange to wait for.
+  Buffer* Rent(int64_t length, bool zero = false) {
+    if (static_cast<uint64_t>(length) > uint64_t{kMaxBufferBytes}) ThrowBadLength(length);
+    return RentBlock(length, zero);
+  }
   Buffer* Allocate(int64_t length, bool zero = false) override { return Rent(length, zero); }
 
-  // Takes a rented buffer back (see BufferOwner::Release).
-  void Release(Buffer* buffer) override;
+  // Takes a rented buffer back (see BufferOwner::Release). Inline, as Rent; what a release
+  // kept idle does not need (the checks that throw, CHECKED's canary, freeing over the cap)
+  // is out of line.
+  void Release(Buffer* buffer) override {
+    if (kChecked || buffer->owner_ != this || buffer->size_class_ < 0) {
+      ReleaseChecked(buffer);
+      return;
+    }
+    buffer->owner_ = nullptr;
+    buffer->AdvanceGeneration();
+    Return(buffer);
+  }
 
   // Frees every idle block (rented ones are untouched).
   void Trim();
@@ -90,7 +107,54 @@ class BufferPool final : public Allocator, public BufferOwner {
 
   friend class Arena;
   // Rent without the length limit: arena chunks may exceed 2^31-1 by the alignment padding.
-  Buffer* RentBlock(int64_t length, bool zero);
+  Buffer* RentBlock(int64_t length, bool zero) {
+    const int index = SizeClassIndex(length + kCanaryBytes);
+    const int64_t size = SizeClassBytes(length + kCanaryBytes);  // shares the index's shifts
+    SizeClass& c = classes_[static_cast<size_t>(index)];
+    lock_.lock();
+    Buffer* b = c.free_list;
+    if (b) {
+      c.free_list = b->next_;
+      ++c.hits;
+    } else {
+      ++c.misses;
+      ++c.blocks;
+      held_bytes_ += size;
+    }
+    ++c.rented;
+    rented_requested_bytes_ += length;
+    rented_bytes_ += size;
+    if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
+    lock_.unlock();
+    if (!b) [[unlikely]] b = NewBlock(index, length);
+    b->SetExtent(length, size);
+    b->version_.store(0, std::memory_order_relaxed);
+    b->owner_ = this;
+    internal::FillFresh(*b, zero);
+    return b;
+  }
+  // Puts `b`, released, back on its class's free list, or frees it over the cap.
+  void Return(Buffer* b) {
+    const int64_t size = b->capacity();
+    SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
+    lock_.lock();
+    --c.rented;
+    rented_requested_bytes_ -= b->length();
+    rented_bytes_ -= size;
+    if (held_bytes_ - rented_bytes_ > max_idle_bytes_) [[unlikely]] {  // b among the idle
+      FreeOverCap(b);
+      return;
+    }
+    b->next_ = c.free_list;
+    c.free_list = b;
+    lock_.unlock();
+  }
+  // Return's rest when idle memory would exceed the cap: frees `b`'s block and unlocks.
+  [[gnu::noinline]] void FreeOverCap(Buffer* b);
+  // Release of a buffer that is not plainly rented from this pool (throws), and CHECKED
+  // builds' release (verifies and poisons).
+  [[gnu::noinline]] void ReleaseChecked(Buffer* b);
+  [[noreturn, gnu::cold, gnu::noinline]] static void ThrowBadLength(int64_t length);
   void PushHeader(Buffer* header);
   // Rent's miss: a new block of class `index` with a header, or OutOfMemoryException after
   // taking the rent's charge back out of the statistics.
