@@ -108,8 +108,7 @@ class Arena final : public Allocator, public BufferOwner {
   // Gives header `b` the `need` bytes at `at` and returns it.
   Buffer* Hand(Buffer* b, std::byte* at, int64_t length, int64_t need, bool zero) {
     b->SetPlace(at, length, need);
-    b->version_.store(0, std::memory_order_relaxed);
-    b->owner_ = this;
+    b->SetFreshOwner(this);
     internal::FillFresh(*b, zero);
     return b;
   }

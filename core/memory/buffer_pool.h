@@ -128,8 +128,7 @@ class BufferPool final : public Allocator, public BufferOwner {
     lock_.unlock();
     if (!b) [[unlikely]] b = NewBlock(index, length);
     b->SetExtent(length, size);
-    b->version_.store(0, std::memory_order_relaxed);
-    b->owner_ = this;
+    b->SetFreshOwner(this);
     internal::FillFresh(*b, zero);
     return b;
   }
