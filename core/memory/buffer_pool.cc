@@ -64,7 +64,7 @@ Buffer* BufferPool::NewBlock(int index, int64_t length) {
     {
       std::lock_guard guard(lock_);
       SizeClass& c = classes_[static_cast<size_t>(index)];
-      --c.rented;
+      ++c.returns;  // the miss still counts, as a rent taken back
       --c.blocks;
       rented_requested_bytes_ -= length;
       rented_bytes_ -= size;
@@ -113,7 +113,7 @@ void BufferPool::Trim() {
         b->next_ = lists;
         lists = b;
       }
-      c.blocks = c.rented;
+      c.blocks = c.rented();
     }
     held_bytes_ = rented_bytes_;
   }
@@ -166,12 +166,13 @@ PoolStats BufferPool::Stats() const {
   for (int i = 0; i < kSizeClassCount; ++i) {
     const SizeClass& c = classes_[static_cast<size_t>(i)];
     const int64_t size = SizeClassBytesAt(i);
-    s.rented_buffers += c.rented;
-    s.hits += c.hits;
+    const int64_t rented = c.rented();
+    s.rented_buffers += rented;
+    s.hits += c.rents - c.misses;
     s.misses += c.misses;
     s.frees_over_cap += c.frees_over_cap;
-    const int64_t idle = c.blocks - c.rented;
-    if (c.rented || idle) s.classes.push_back({size, c.rented, idle});
+    const int64_t idle = c.blocks - rented;
+    if (rented || idle) s.classes.push_back({size, rented, idle});
   }
   s.rented_requested_bytes = rented_requested_bytes_;
   s.rented_bytes = rented_bytes_;

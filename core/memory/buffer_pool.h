@@ -94,15 +94,18 @@ class BufferPool final : public Allocator, public BufferOwner {
   // neighbours (here and below): GCC would pair them into one 16-byte load and store, and
   // such a load cannot take its value from the two 8-byte stores of the previous call still
   // in the store buffer, a stall of tens of cycles right after the lock.
-  // Idle counts are derived (blocks - rented, held - rented bytes), so a Rent served from a
-  // free list or a Release kept idle updates one count and one byte total, not two of each.
+  // Idle counts are derived (blocks - rented, held - rented bytes), and so are the rented
+  // count and the hits (rents - returns, rents - misses), so a Rent served from a free list
+  // or a Release kept idle updates one count and one byte total, not three counts and two
+  // totals.
   struct alignas(64) SizeClass {
     Buffer* free_list = nullptr;  // headers with their blocks attached
     int64_t blocks = 0;           // this class's blocks, rented or idle
-    int64_t rented = 0;
-    int64_t misses = 0;
-    int64_t hits = 0;
+    int64_t rents = 0;            // rents over the pool's life
     int64_t frees_over_cap = 0;
+    int64_t returns = 0;  // releases over the pool's life
+    int64_t misses = 0;
+    int64_t rented() const { return rents - returns; }
   };
 
   friend class Arena;
@@ -115,13 +118,12 @@ class BufferPool final : public Allocator, public BufferOwner {
     Buffer* b = c.free_list;
     if (b) {
       c.free_list = b->next_;
-      ++c.hits;
     } else {
       ++c.misses;
       ++c.blocks;
       held_bytes_ += size;
     }
-    ++c.rented;
+    ++c.rents;
     rented_requested_bytes_ += length;
     rented_bytes_ += size;
     if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
@@ -137,7 +139,7 @@ class BufferPool final : public Allocator, public BufferOwner {
     const int64_t size = b->capacity();
     SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
     lock_.lock();
-    --c.rented;
+    ++c.returns;
     rented_requested_bytes_ -= b->length();
     rented_bytes_ -= size;
     if (held_bytes_ - rented_bytes_ > max_idle_bytes_) [[unlikely]] {  // b among the idle
