@@ -86,8 +86,8 @@ class alignas(64) Buffer {
   // neighbours): an arena's allocation costs its stores, and this saves one.
   void SetPlace(std::byte* data, int64_t length, int64_t capacity) {
     using Pair [[gnu::vector_size(16), gnu::may_alias]] = uint64_t;
-    *reinterpret_cast<Pair*>(&data_) = Pair{reinterpret_cast<uintptr_t>(data),
-                                            Extent(length, capacity)};
+    *reinterpret_cast<Pair*>(&data_) =
+        Pair{reinterpret_cast<uintptr_t>(data), Extent(length, capacity)};
   }
 
   // Sets version() to 0 and owner() to `owner` with one 16-byte store (they are neighbours),

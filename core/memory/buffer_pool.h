@@ -128,7 +128,8 @@ class BufferPool final : public Allocator, public BufferOwner {
     rented_bytes_ += size;
     if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
     lock_.unlock();
-    if (!b) [[unlikely]] b = NewBlock(index, length);
+    if (!b) [[unlikely]]
+      b = NewBlock(index, length);
     b->SetExtent(length, size);
     b->SetFreshOwner(this);
     internal::FillFresh(*b, zero);
