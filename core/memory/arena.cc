@@ -31,8 +31,8 @@ void Arena::ReleaseChunks() {
 
 void Arena::PlaceCursor() {
   chunk_start_ = chunks_.empty() ? nullptr : chunks_[current_]->data();
-  cursor_ = chunk_start_;
-  limit_ = chunks_.empty() ? nullptr : chunk_start_ + chunks_[current_]->length();
+  chunk_length_ = chunks_.empty() ? 0 : static_cast<uint64_t>(chunks_[current_]->length());
+  SetPosition(0, live_count());
 }
 
 void Arena::ReleaseLastChunk() {
@@ -79,28 +79,27 @@ void Arena::Clear() {
 Buffer* Arena::AllocateSlow(int64_t length, bool zero) {
   internal::CheckBufferLength(length);
   const int64_t need = SliceBytes(length);
-  if (next_header_ == spare_end_) {
-    const size_t live = live_count();
+  if (live_count() == headers_.size()) {
     if (headers_.size() == headers_.capacity()) {
       headers_.reserve(std::max<size_t>(16, headers_.capacity() * 2));
       ++growth_events_;
     }
     headers_.push_back(pool_.AcquireHeader());
     ++growth_events_;
-    next_header_ = headers_.data() + live;
-    spare_end_ = headers_.data() + headers_.size();
+    headers_held_ = headers_.size();
   }
-  if (limit_ - cursor_ < need) NextChunk(need);
-  std::byte* const at = cursor_;
-  cursor_ += need;
-  return Hand(*next_header_++, at, length, need, zero);
+  if (static_cast<int64_t>(chunk_length_) - offset() < need) NextChunk(need);
+  const size_t live = live_count();
+  std::byte* const at = chunk_start_ + offset();
+  SetPosition(offset() + need, live + 1);
+  return Hand(headers_[live], at, length, need, zero);
 }
 
 void Arena::NextChunk(int64_t need) {
   // What the current chunk handed out moves into used_before_chunk_, so used_bytes() stays
   // exact while the budget's reclaimer may Trim() below.
-  used_before_chunk_ += cursor_ - chunk_start_;
-  chunk_start_ = cursor_;
+  used_before_chunk_ += offset();
+  SetPosition(0, live_count());
   size_t next = chunks_.empty() ? 0 : current_ + 1;
   // A held chunk further on that fits moves to `next`: the same allocation sequence always
   // finds the same chunks in the same order, so a warm arena never rents.
@@ -159,16 +158,16 @@ bool Arena::FreeIfOwned(Buffer* b, uint64_t generation) {
 }
 
 void Arena::Rewind() {
-  while (next_header_ != headers_.data() && next_header_[-1]->owner_ != this) {
-    Buffer* b = next_header_[-1];
-    if (b->data_ < chunk_start_ || b->data_ >= limit_) return;  // an earlier chunk
+  for (size_t live = live_count(); live > 0 && headers_[live - 1]->owner_ != this; --live) {
+    Buffer* b = headers_[live - 1];
+    const std::byte* const chunk_end = chunk_start_ + chunk_length_;
+    if (b->data_ < chunk_start_ || b->data_ >= chunk_end) return;  // an earlier chunk
     peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes());
-    cursor_ = b->data_;
     if constexpr (kChecked) {
       std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity()));
     }
+    SetPosition(b->data_ - chunk_start_, live - 1);  // b is the first spare header now
     b->data_ = nullptr;
-    --next_header_;  // b is the first spare header now
     ++retired_allocations_;
   }
 }
@@ -178,7 +177,7 @@ void Arena::Reset() {
   const size_t live = live_count();
   // Last allocated first: the next run takes the headers from the first again, and those are
   // then the ones still in the cache (halves the misses of a run larger than the L1 cache).
-  for (Buffer **it = next_header_, **first = headers_.data(); it != first;) {
+  for (Buffer **it = headers_.data() + live, **first = headers_.data(); it != first;) {
     Buffer* b = *--it;
     if constexpr (kChecked) {
       if (b->owner_ == this && !internal::CanaryIntact(*b)) ++overruns;
@@ -187,12 +186,12 @@ void Arena::Reset() {
     b->AdvanceGeneration();
     b->owner_ = nullptr;
   }
-  next_header_ = headers_.data();
   retired_allocations_ += static_cast<int64_t>(live);
   peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes());
   used_before_chunk_ = 0;
   ++resets_;
   current_ = 0;
+  SetPosition(0, 0);
   PlaceCursor();
   if (overruns) {
     throw BufferOverrunException(std::to_string(overruns) +

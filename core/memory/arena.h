@@ -50,22 +50,21 @@ class Arena final : public Allocator, public BufferOwner {
 
   // A 64-byte-aligned slice of `length` bytes, zero-filled if asked (see Allocator). The
   // steady state is inline: one sign test covers the length limits, the room left in the chunk
-  // and a spare header; then a pointer bump and the header's fields. Statistics are derived
-  // from the cursor and the header index, so they cost nothing here.
+  // and a spare header; then one store of the position (offset and header count move in one
+  // add) and the header's fields. Statistics are derived from the position, so they cost
+  // nothing here.
   Buffer* Allocate(int64_t length, bool zero = false) override {
     const int64_t need = SliceBytes(length);
-    std::byte* const at = cursor_;
-    Buffer** const slot = next_header_;
-    const uint64_t sign_if_slow =
-        static_cast<uint64_t>(length) |
-        (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
-        (static_cast<uint64_t>(limit_ - at) - static_cast<uint64_t>(need)) |
-        (reinterpret_cast<uintptr_t>(spare_end_) - reinterpret_cast<uintptr_t>(slot) -
-         sizeof(Buffer*));
+    const uint64_t position = position_;
+    const uint64_t in_chunk = static_cast<uint32_t>(position);
+    const uint64_t live = position >> 32;
+    const uint64_t sign_if_slow = static_cast<uint64_t>(length) |
+                                  (uint64_t{kMaxBufferBytes} - static_cast<uint64_t>(length)) |
+                                  (chunk_length_ - in_chunk - static_cast<uint64_t>(need)) |
+                                  (headers_held_ - live - 1);
     if (static_cast<int64_t>(sign_if_slow) < 0) return AllocateSlow(length, zero);
-    next_header_ = slot + 1;
-    cursor_ = at + need;
-    return Hand(*slot, at, length, need, zero);
+    position_ = position + kOneHeader + static_cast<uint64_t>(need);
+    return Hand(headers_[live], chunk_start_ + in_chunk, length, need, zero);
   }
 
   // Marks one buffer released (its handles become stale); its memory returns at Reset().
@@ -108,18 +107,25 @@ class Arena final : public Allocator, public BufferOwner {
   Buffer* AllocateSlow(int64_t length, bool zero);
   // Gives header `b` the `need` bytes at `at` and returns it.
   Buffer* Hand(Buffer* b, std::byte* at, int64_t length, int64_t need, bool zero) {
-    b->data_ = at;
-    b->SetExtent(length, need);
-    b->version_.store(0, std::memory_order_relaxed);
-    b->owner_ = this;
+    b->SetPlace(at, length, need);
+    b->SetFreshOwner(this);
     internal::FillFresh(*b, zero);
     return b;
   }
+  // position_'s high half counts one header.
+  static constexpr uint64_t kOneHeader = uint64_t{1} << 32;
   // Headers handed out since the last reset: headers_[0, live_count()).
-  size_t live_count() const { return static_cast<size_t>(next_header_ - headers_.data()); }
+  size_t live_count() const { return static_cast<size_t>(position_ >> 32); }
+  // Bytes handed out from the current chunk since the cursor was placed in it.
+  int64_t offset() const { return static_cast<uint32_t>(position_); }
+  // Sets the position to `offset` bytes into the current chunk and `live` headers handed out.
+  void SetPosition(int64_t offset, size_t live) {
+    position_ = static_cast<uint64_t>(live) << 32 | static_cast<uint64_t>(offset);
+  }
   // Bytes handed out since the last reset (64-byte rounded).
-  int64_t used_bytes() const { return used_before_chunk_ + (cursor_ - chunk_start_); }
-  // Points the cursor at the start of chunks_[current_], or nowhere when no chunk is held.
+  int64_t used_bytes() const { return used_before_chunk_ + offset(); }
+  // Points the cursor at the start of chunks_[current_] (keeping the live headers), or nowhere
+  // when no chunk is held.
   void PlaceCursor();
   // Moves the cursor back over the released allocations at the end of the current chunk.
   void Rewind();
@@ -130,18 +136,20 @@ class Arena final : public Allocator, public BufferOwner {
   // Moves the cursor to a held chunk with room for `need` bytes, renting one if none has.
   void NextChunk(int64_t need);
 
-  // Read by every Allocate(): the cursor in the current chunk and the next spare header.
-  std::byte* cursor_ = nullptr;
-  std::byte* limit_ = nullptr;
-  Buffer** next_header_ = nullptr;  // headers_[live_count()], the next one handed out
-  Buffer** spare_end_ = nullptr;    // headers_.data() + headers_.size()
+  // Read by every Allocate(). The position is the only field it writes: the bytes handed out
+  // from the current chunk in the low 32 bits (a chunk holds less than 2^32), the headers
+  // handed out since the last reset in the high 32 bits. One store per allocation instead of
+  // a cursor and a header pointer: stores, not loads, are what an allocation costs.
+  uint64_t position_ = 0;
+  std::byte* chunk_start_ = nullptr;  // chunks_[current_]->data(), null when no chunk is held
+  uint64_t chunk_length_ = 0;         // chunks_[current_]->length(), 0 when none is held
+  uint64_t headers_held_ = 0;         // headers_.size()
 
   BufferPool& pool_;
   const int64_t chunk_bytes_;
   MemoryBudget* const budget_;
   std::vector<Buffer*> chunks_;  // pool buffers; chunks_[current_] holds the cursor
   size_t current_ = 0;
-  std::byte* chunk_start_ = nullptr;  // chunks_[current_]->data(), null when no chunk is held
   // Every header this arena holds: the live ones (in allocation order), then the spare ones.
   std::vector<Buffer*> headers_;
   int64_t used_before_chunk_ = 0;  // bytes handed out in chunks before the current one

@@ -61,9 +61,9 @@ class alignas(64) Buffer {
   // Increases whenever the buffer is returned or its arena reset.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Write counter shared by every view (spec 7): 0 at rent.
-  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  uint64_t version() const { return std::atomic_ref(version_).load(std::memory_order_relaxed); }
   // Counts one tracked write.
-  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+  void BumpVersion() { std::atomic_ref(version_).fetch_add(1, std::memory_order_relaxed); }
   // Stable identity of this header for diagnostics (never reused by another header).
   uint64_t id() const { return id_; }
   BufferOwner* owner() const { return owner_; }
@@ -80,21 +80,42 @@ class alignas(64) Buffer {
   }
 
   // Sets length() and capacity() with one store.
-  void SetExtent(int64_t length, int64_t capacity) {
-    extent_ = static_cast<uint64_t>(length) | static_cast<uint64_t>(capacity) << 32;
+  void SetExtent(int64_t length, int64_t capacity) { extent_ = Extent(length, capacity); }
+
+  // Sets data(), length() and capacity() with one 16-byte store (data_ and extent_ are
+  // neighbours): an arena's allocation costs its stores, and this saves one.
+  void SetPlace(std::byte* data, int64_t length, int64_t capacity) {
+    using Pair [[gnu::vector_size(16), gnu::may_alias]] = uint64_t;
+    *reinterpret_cast<Pair*>(&data_) =
+        Pair{reinterpret_cast<uintptr_t>(data), Extent(length, capacity)};
+  }
+
+  // Sets version() to 0 and owner() to `owner` with one 16-byte store (they are neighbours),
+  // as the buffer is handed out: no one else may use the header then, so the plain store to
+  // the version, which is otherwise accessed atomically, races with nothing.
+  void SetFreshOwner(BufferOwner* owner) {
+    using Pair [[gnu::vector_size(16), gnu::may_alias]] = uint64_t;
+    *reinterpret_cast<Pair*>(&version_) = Pair{0, reinterpret_cast<uintptr_t>(owner)};
+  }
+
+  static uint64_t Extent(int64_t length, int64_t capacity) {
+    return static_cast<uint64_t>(length) | static_cast<uint64_t>(capacity) << 32;
   }
 
   std::byte* data_ = nullptr;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<uint64_t> version_{0};
+  // Length in the low 32 bits, capacity in the high ones, so one store sets both. 32 bits
+  // suffice: a buffer holds at most 2^31-1 bytes, its class (canary included) or an arena
+  // chunk at most 2^31 + 2^29. Next to data_, so an arena's allocation sets both with one
+  // 16-byte store.
+  uint64_t extent_ = 0;
+  // Accessed through std::atomic_ref (BumpVersion may run on any thread holding a view),
+  // except by SetFreshOwner. Next to owner_, so handing out a header sets both with one store.
+  alignas(16) mutable uint64_t version_ = 0;
   BufferOwner* owner_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
   // Intrusive links: the pool's free lists, or a ledger's list of rented buffers.
   Buffer* next_ = nullptr;
   Buffer* prev_ = nullptr;
-  // Length in the low 32 bits, capacity in the high ones, so one store sets both. 32 bits
-  // suffice: a buffer holds at most 2^31-1 bytes, its class (canary included) or an arena
-  // chunk at most 2^31 + 2^29.
-  uint64_t extent_ = 0;
   uint32_t id_ = 0;          // headers are never freed, so 2^32 of them would be 256 GiB
   int32_t size_class_ = -1;  // pool class of data_, -1 when data_ belongs to an arena chunk
 };

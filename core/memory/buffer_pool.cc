@@ -56,40 +56,7 @@ BufferPool::~BufferPool() {
   }
 }
 
-Buffer* BufferPool::Rent(int64_t length, bool zero) {
-  internal::CheckBufferLength(length);
-  return RentBlock(length, zero);
-}
-
-Buffer* BufferPool::RentBlock(int64_t length, bool zero) {
-  const int index = SizeClassIndex(length + kCanaryBytes);
-  const int64_t size = SizeClassBytes(length + kCanaryBytes);  // shares the index's shifts
-  SizeClass& c = classes_[static_cast<size_t>(index)];
-  Buffer* b;
-  {
-    std::lock_guard guard(lock_);
-    b = c.free_list;
-    if (b) {
-      c.free_list = b->next_;
-      ++c.hits;
-    } else {
-      ++c.misses;
-      ++c.blocks;
-      held_bytes_ += size;
-    }
-    ++c.rented;
-    rented_requested_bytes_ += length;
-    rented_bytes_ += size;
-    if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
-  }
-  if (!b) b = NewBlock(index, length);
-  b->next_ = nullptr;
-  b->SetExtent(length, size);
-  b->version_.store(0, std::memory_order_relaxed);
-  b->owner_ = this;
-  internal::FillFresh(*b, zero);
-  return b;
-}
+void BufferPool::ThrowBadLength(int64_t length) { internal::ThrowBadBufferLength(length); }
 
 Buffer* BufferPool::NewBlock(int index, int64_t length) {
   const int64_t size = SizeClassBytesAt(index);
@@ -98,7 +65,7 @@ Buffer* BufferPool::NewBlock(int index, int64_t length) {
     {
       std::lock_guard guard(lock_);
       SizeClass& c = classes_[static_cast<size_t>(index)];
-      --c.rented;
+      ++c.returns;  // the miss still counts, as a rent taken back
       --c.blocks;
       rented_requested_bytes_ -= length;
       rented_bytes_ -= size;
@@ -113,39 +80,28 @@ Buffer* BufferPool::NewBlock(int index, int64_t length) {
   return b;
 }
 
-void BufferPool::Release(Buffer* b) {
+void BufferPool::ReleaseChecked(Buffer* b) {
   if (b->owner_ != this || b->size_class_ < 0) ThrowNotRented(*b);
   b->owner_ = nullptr;
   b->AdvanceGeneration();
+  const int64_t length = b->length();
   bool intact = true;
   if constexpr (kChecked) {
     intact = internal::CanaryIntact(*b);
     internal::PoisonAndGuard(*b);
   }
-  const int64_t size = b->capacity();
-  const int64_t length = b->length();
-  SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
-  bool keep;
-  {
-    std::lock_guard guard(lock_);
-    --c.rented;
-    rented_requested_bytes_ -= length;
-    rented_bytes_ -= size;
-    keep = held_bytes_ - rented_bytes_ <= max_idle_bytes_;  // the idle bytes with b among them
-    if (keep) {
-      b->next_ = c.free_list;
-      c.free_list = b;
-    } else {
-      --c.blocks;
-      held_bytes_ -= size;
-      ++c.frees_over_cap;
-    }
-  }
-  if (!keep) {
-    std::free(b->data_);
-    PushHeader(b);
-  }
+  Return(b);
   if (!intact) ThrowOverrun(*b, length);
+}
+
+void BufferPool::FreeOverCap(Buffer* b) {
+  SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
+  --c.blocks;
+  held_bytes_ -= b->capacity();
+  ++c.frees_over_cap;
+  lock_.unlock();
+  std::free(b->data_);
+  PushHeader(b);
 }
 
 void BufferPool::Trim() {
@@ -158,7 +114,7 @@ void BufferPool::Trim() {
         b->next_ = lists;
         lists = b;
       }
-      c.blocks = c.rented;
+      c.blocks = c.rented();
     }
     held_bytes_ = rented_bytes_;
   }
@@ -211,12 +167,13 @@ PoolStats BufferPool::Stats() const {
   for (int i = 0; i < kSizeClassCount; ++i) {
     const SizeClass& c = classes_[static_cast<size_t>(i)];
     const int64_t size = SizeClassBytesAt(i);
-    s.rented_buffers += c.rented;
-    s.hits += c.hits;
+    const int64_t rented = c.rented();
+    s.rented_buffers += rented;
+    s.hits += c.rents - c.misses;
     s.misses += c.misses;
     s.frees_over_cap += c.frees_over_cap;
-    const int64_t idle = c.blocks - c.rented;
-    if (c.rented || idle) s.classes.push_back({size, c.rented, idle});
+    const int64_t idle = c.blocks - rented;
+    if (rented || idle) s.classes.push_back({size, rented, idle});
   }
   s.rented_requested_bytes = rented_requested_bytes_;
   s.rented_bytes = rented_bytes_;

@@ -20,6 +20,7 @@
 #include "core/memory/buffer.h"
 #include "core/memory/internal/spin_lock.h"
 #include "core/memory/size_class.h"
+#include "core/shape/shape.h"
 
 namespace onemodel {
 
@@ -55,11 +56,27 @@ class BufferPool final : public Allocator, public BufferOwner {
   // A buffer of `length` bytes (0 <= length <= 2^31-1), zero-filled if asked, version 0.
   // Throws TensorShapeException for a length outside the limit, OutOfMemoryException when
   // the system has no memory. In CHECKED builds contents are 0xFF unless zeroed.
-  Buffer* Rent(int64_t length, bool zero = false);
+  // Inline: the steady state (a hit) is the size class, the lock, a free-list pop, the
+  // counters and the header's fields, with no call whose frame would add stores for the
+  // lock's exchange to wait for.
+  Buffer* Rent(int64_t length, bool zero = false) {
+    if (static_cast<uint64_t>(length) > uint64_t{kMaxBufferBytes}) ThrowBadLength(length);
+    return RentBlock(length, zero);
+  }
   Buffer* Allocate(int64_t length, bool zero = false) override { return Rent(length, zero); }
 
-  // Takes a rented buffer back (see BufferOwner::Release).
-  void Release(Buffer* buffer) override;
+  // Takes a rented buffer back (see BufferOwner::Release). Inline, as Rent; what a release
+  // kept idle does not need (the checks that throw, CHECKED's canary, freeing over the cap)
+  // is out of line.
+  void Release(Buffer* buffer) override {
+    if (kChecked || buffer->owner_ != this || buffer->size_class_ < 0) {
+      ReleaseChecked(buffer);
+      return;
+    }
+    buffer->owner_ = nullptr;
+    buffer->AdvanceGeneration();
+    Return(buffer);
+  }
 
   // Frees every idle block (rented ones are untouched).
   void Trim();
@@ -77,20 +94,69 @@ class BufferPool final : public Allocator, public BufferOwner {
   // neighbours (here and below): GCC would pair them into one 16-byte load and store, and
   // such a load cannot take its value from the two 8-byte stores of the previous call still
   // in the store buffer, a stall of tens of cycles right after the lock.
-  // Idle counts are derived (blocks - rented, held - rented bytes), so a Rent served from a
-  // free list or a Release kept idle updates one count and one byte total, not two of each.
+  // Idle counts are derived (blocks - rented, held - rented bytes), and so are the rented
+  // count and the hits (rents - returns, rents - misses), so a Rent served from a free list
+  // or a Release kept idle updates one count and one byte total, not three counts and two
+  // totals.
   struct alignas(64) SizeClass {
     Buffer* free_list = nullptr;  // headers with their blocks attached
     int64_t blocks = 0;           // this class's blocks, rented or idle
-    int64_t rented = 0;
-    int64_t misses = 0;
-    int64_t hits = 0;
+    int64_t rents = 0;            // rents over the pool's life
     int64_t frees_over_cap = 0;
+    int64_t returns = 0;  // releases over the pool's life
+    int64_t misses = 0;
+    int64_t rented() const { return rents - returns; }
   };
 
   friend class Arena;
   // Rent without the length limit: arena chunks may exceed 2^31-1 by the alignment padding.
-  Buffer* RentBlock(int64_t length, bool zero);
+  Buffer* RentBlock(int64_t length, bool zero) {
+    const int index = SizeClassIndex(length + kCanaryBytes);
+    const int64_t size = SizeClassBytes(length + kCanaryBytes);  // shares the index's shifts
+    SizeClass& c = classes_[static_cast<size_t>(index)];
+    lock_.lock();
+    Buffer* b = c.free_list;
+    if (b) {
+      c.free_list = b->next_;
+    } else {
+      ++c.misses;
+      ++c.blocks;
+      held_bytes_ += size;
+    }
+    ++c.rents;
+    rented_requested_bytes_ += length;
+    rented_bytes_ += size;
+    if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
+    lock_.unlock();
+    if (!b) [[unlikely]]
+      b = NewBlock(index, length);
+    b->SetExtent(length, size);
+    b->SetFreshOwner(this);
+    internal::FillFresh(*b, zero);
+    return b;
+  }
+  // Puts `b`, released, back on its class's free list, or frees it over the cap.
+  void Return(Buffer* b) {
+    const int64_t size = b->capacity();
+    SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
+    lock_.lock();
+    ++c.returns;
+    rented_requested_bytes_ -= b->length();
+    rented_bytes_ -= size;
+    if (held_bytes_ - rented_bytes_ > max_idle_bytes_) [[unlikely]] {  // b among the idle
+      FreeOverCap(b);
+      return;
+    }
+    b->next_ = c.free_list;
+    c.free_list = b;
+    lock_.unlock();
+  }
+  // Return's rest when idle memory would exceed the cap: frees `b`'s block and unlocks.
+  [[gnu::noinline]] void FreeOverCap(Buffer* b);
+  // Release of a buffer that is not plainly rented from this pool (throws), and CHECKED
+  // builds' release (verifies and poisons).
+  [[gnu::noinline]] void ReleaseChecked(Buffer* b);
+  [[noreturn, gnu::cold, gnu::noinline]] static void ThrowBadLength(int64_t length);
   void PushHeader(Buffer* header);
   // Rent's miss: a new block of class `index` with a header, or OutOfMemoryException after
   // taking the rent's charge back out of the statistics.

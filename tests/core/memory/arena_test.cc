@@ -335,5 +335,28 @@ TEST(ArenaTest, WithoutTrimAWarmArenaKeepsItsChunks) {
   EXPECT_EQ(arena.Stats().growth_events, growth) << "the zero-allocation steady state stays";
 }
 
+// Handing out a header sets its place, version and owner with two 16-byte stores
+// (Buffer::SetPlace, SetFreshOwner): a reused header must come back with all of them new.
+TEST(ArenaTest, AReusedHeaderComesBackAtVersionZeroWithItsNewPlace) {
+  BufferPool pool;
+  Arena arena(pool);
+  (void)arena.Allocate(100);
+  Buffer* second = arena.Allocate(100);
+  second->BumpVersion();
+  second->BumpVersion();
+  arena.Release(second);
+  arena.Reset();
+  (void)arena.Allocate(64);
+  Buffer* again = arena.Allocate(1000);
+  ASSERT_EQ(again, second) << "headers are reused in allocation order";
+  EXPECT_EQ(again->version(), 0u);
+  EXPECT_EQ(again->owner(), static_cast<BufferOwner*>(&arena));
+  EXPECT_EQ(again->length(), 1000);
+  EXPECT_EQ(again->capacity(), (1000 + kCanaryBytes + 63) / 64 * 64);
+  EXPECT_TRUE(Aligned(again->data()));
+  EXPECT_EQ(arena.Stats().used_bytes, 64 + again->capacity());
+  EXPECT_EQ(arena.Stats().allocations, 4);  // over the arena's life
+}
+
 }  // namespace
 }  // namespace onemodel

@@ -238,5 +238,36 @@ TEST(BufferPoolTest, ManyThreadsRentAndReleaseConsistently) {
   EXPECT_EQ(s.hits + s.misses, int64_t{kThreads} * kRounds);
 }
 
+// Rent and Release are inline (the steady state) with the checks, CHECKED's canary and
+// freeing over the cap out of line: a recycled header comes back fresh, and the statistics
+// stay exact through both paths.
+TEST(BufferPoolTest, ARecycledHeaderComesBackFreshAndTheStatisticsStayExact) {
+  BufferPool pool(/*max_idle_bytes=*/SizeClassBytes(4096 + kCanaryBytes));
+  Buffer* a = pool.Rent(4000);
+  a->BumpVersion();
+  const uint64_t generation = a->generation();
+  pool.Release(a);
+  EXPECT_EQ(a->generation(), generation + 1);
+  EXPECT_EQ(a->owner(), nullptr);
+  Buffer* b = pool.Rent(3900);  // the same class: a hit
+  ASSERT_EQ(b, a);
+  EXPECT_EQ(b->version(), 0u);
+  EXPECT_EQ(b->owner(), &pool);
+  EXPECT_EQ(b->length(), 3900);
+  Buffer* c = pool.Rent(4096);  // a miss
+  pool.Release(b);              // kept idle: at the cap
+  pool.Release(c);              // over the cap: freed
+  EXPECT_THROW(pool.Release(c), StaleTensorException);
+  const PoolStats s = pool.Stats();
+  EXPECT_EQ(s.hits, 1);
+  EXPECT_EQ(s.misses, 2);
+  EXPECT_EQ(s.frees_over_cap, 1);
+  EXPECT_EQ(s.rented_buffers, 0);
+  EXPECT_EQ(s.rented_bytes, 0);
+  EXPECT_EQ(s.rented_requested_bytes, 0);
+  EXPECT_EQ(s.idle_bytes, SizeClassBytes(4096 + kCanaryBytes));
+  EXPECT_EQ(s.peak_rented_bytes, 2 * SizeClassBytes(4096 + kCanaryBytes));
+}
+
 }  // namespace
 }  // namespace onemodel
