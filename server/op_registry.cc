@@ -70,8 +70,10 @@ Layout ParseLayout(const OpCall& call) {
   if (name == "NCHW") return Layout::kNchw;
   if (name == "NHWC") return Layout::kNhwc;
   if (name == "BLOCKED") return Layout::kBlocked;
-  throw InvalidArgument("attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
-                        Printable(name, 32) + "\")");
+  if (name == "BLOCKEDWEIGHTS") return Layout::kBlockedWeights;
+  throw InvalidArgument(
+      "attribute 'layout' must be \"NCHW\", \"NHWC\", \"Blocked\" or \"BlockedWeights\" (got \"" +
+      Printable(name, 32) + "\")");
 }
 
 // The attribute `name`: two values [height, width], each at least `min`.
