@@ -18,11 +18,11 @@ void CheckFloat(std::string_view op, std::string_view input, const Tensor& t,
                               "; operations run on FLOAT tensors, so Cast it to FLOAT first");
   }
   if (t.block_size() && !(blocked_weights && t.layout() == Layout::kBlockedWeights)) {
-    throw TensorLayoutException(std::string(op) + ": input " + std::string(input) +
-                                " is blocked (" + t.Describe() + "); convert it with " +
-                                (blocked_weights ? "ToLayout(NCHW) or ToLayout(BlockedWeights)"
-                                                 : "ToLayout(NCHW)") +
-                                " first");
+    throw TensorLayoutException(
+        std::string(op) + ": input " + std::string(input) + " is blocked (" + t.Describe() +
+        "); convert it with " +
+        (blocked_weights ? "ToLayout(NCHW) or ToLayout(BlockedWeights)" : "ToLayout(NCHW)") +
+        " first");
   }
   if (t.IsStale()) (void)t.version();  // throws StaleTensorException naming the tensor
 }

@@ -48,7 +48,9 @@ Tensor Tensor::WithView(const Shape& shape, const Strides& strides, int64_t offs
 
 std::string Tensor::Describe() const {
   std::string s = std::string(OnnxName(dtype_)) + " " + shape_.ToString();
-  if (block_) return s + (weight_blocks_ ? " weights" : "") + " blocked by " + std::to_string(block_);
+  if (block_) {
+    return s + (weight_blocks_ ? " weights" : "") + " blocked by " + std::to_string(block_);
+  }
   return s + " strides " + strides_.ToString() + " offset " + std::to_string(offset_);
 }
 

@@ -54,8 +54,9 @@ Tensor Tensor::ToLayout(Layout layout, Allocator& allocator, int32_t block) cons
                                 ") needs a rank-4 (N, C, H, W) tensor, got " + Describe());
   }
   if (layout == Layout::kStrided) {
-    throw TensorLayoutException("ToLayout: Strided is not a target layout; choose NCHW, NHWC, "
-                                "Blocked or BlockedWeights");
+    throw TensorLayoutException(
+        "ToLayout: Strided is not a target layout; choose NCHW, NHWC, "
+        "Blocked or BlockedWeights");
   }
   const std::string target(LayoutName(layout));
   if (IsBlocked(layout) && block <= 0) {
@@ -79,11 +80,10 @@ Tensor Tensor::ToLayout(Layout layout, Allocator& allocator, int32_t block) cons
   }
   if (IsBlocked(layout)) {
     const int64_t physical = BlockedElementCount(shape_, block, layout);
-    if (physical * size > kMaxBufferBytes) {
-      throw TensorShapeException("ToLayout(" + target + "): " + Describe() + " blocked by " +
-                                 std::to_string(block) + " needs " +
-                                 std::to_string(physical * size) +
-                                 " bytes, above the buffer limit");
+    if (physical > kMaxBufferBytes / size) {  // not physical * size: that can overflow
+      throw TensorShapeException(
+          "ToLayout(" + target + "): " + Describe() + " blocked by " + std::to_string(block) +
+          " needs " + std::to_string(physical * size) + " bytes, above the buffer limit");
     }
     Tensor out;
     out.buffer_ = allocator.Allocate(physical * size, /*zero=*/true);  // tail lanes stay 0

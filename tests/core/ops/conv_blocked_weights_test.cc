@@ -138,9 +138,8 @@ TEST_F(ConvBlockedWeights, BlockedWeightsCannotRequireGradients) {
   EXPECT_THROW(blocked.WithRequiresGrad(), TensorLayoutException);
   const OpContext ctx{pool_, KernelSet::Default()};
   const Tensor leaf = w.WithRequiresGrad();
-  ExpectError<TensorLayoutException>(
-      [&] { ops::ToLayout(leaf, Layout::kBlockedWeights, ctx, 4); },
-      {"ToLayout(BlockedWeights)", "requires gradients", "NoGrad"});
+  ExpectError<TensorLayoutException>([&] { ops::ToLayout(leaf, Layout::kBlockedWeights, ctx, 4); },
+                                     {"ToLayout(BlockedWeights)", "requires gradients", "NoGrad"});
   NoGrad no_grad;
   const Tensor packed = ops::ToLayout(leaf, Layout::kBlockedWeights, ctx, 4);
   EXPECT_EQ(packed.layout(), Layout::kBlockedWeights);

@@ -372,6 +372,21 @@ TEST(ToLayout, BlockedWeightsRefuseOtherRanksAndBadBlocks) {
   }
 }
 
+TEST(ToLayout, BlocksBeyondTheBufferLimitThrowBeforeAllocating) {
+  BufferPool pool;
+  // (2^31 - 46339) broadcast doubles in one block of 2^30 + 23170 lanes: 2^61 + 67194
+  // elements, whose 8-byte product wraps around 2^64 to a small size that a 64-bit
+  // multiplication would let through (and the copy then write far past it).
+  const Tensor one = Iota<double>(Shape{1, 1, 1, 1}, pool);
+  const Tensor wide = one.Expand(Shape{1, 1, 2147437309, 1});
+  for (Layout family : {Layout::kBlocked, Layout::kBlockedWeights}) {
+    ASSERT_EQ(BlockedElementCount(wide.shape(), 1073764994, family), (int64_t{1} << 61) + 67194);
+    EXPECT_THROW(wide.ToLayout(family, pool, 1073764994), TensorShapeException)
+        << LayoutName(family);
+  }
+  EXPECT_EQ(pool.Stats().rented_buffers, 1);
+}
+
 TEST(ToLayout, RankOtherThanFourThrows) {
   BufferPool pool;
   const Tensor x = Iota<float>(Shape{3, 4, 5}, pool);
@@ -486,8 +501,9 @@ TEST_P(BlockedTensor, MetadataWorks) {
   EXPECT_EQ(blocked_.dtype(), DType::kFloat);
   EXPECT_EQ(blocked_.rank(), 4);
   EXPECT_FALSE(blocked_.IsContiguous());
-  const std::string described = GetParam() == Layout::kBlocked ? "[2, 5, 3, 2] blocked by 4"
-                                                                : "[2, 5, 3, 2] weights blocked by 4";
+  const std::string described = GetParam() == Layout::kBlocked
+                                    ? "[2, 5, 3, 2] blocked by 4"
+                                    : "[2, 5, 3, 2] weights blocked by 4";
   EXPECT_NE(blocked_.Describe().find(described), std::string::npos) << blocked_.Describe();
   EXPECT_EQ(plain_.block_size(), 0);
 }
