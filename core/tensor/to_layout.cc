@@ -58,10 +58,9 @@ Tensor Tensor::ToLayout(Layout layout, Allocator& allocator, int32_t block) cons
         "ToLayout: Strided is not a target layout; choose NCHW, NHWC, "
         "Blocked or BlockedWeights");
   }
-  const std::string target(LayoutName(layout));
   if (IsBlocked(layout) && block <= 0) {
-    throw TensorLayoutException("ToLayout(" + target + "): block size must be positive, got " +
-                                std::to_string(block));
+    throw TensorLayoutException("ToLayout(" + std::string(LayoutName(layout)) +
+                                "): block size must be positive, got " + std::to_string(block));
   }
   const Layout from = this->layout();
   if (from == layout && (!IsBlocked(layout) || block == block_)) return *this;
@@ -81,9 +80,11 @@ Tensor Tensor::ToLayout(Layout layout, Allocator& allocator, int32_t block) cons
   if (IsBlocked(layout)) {
     const int64_t physical = BlockedElementCount(shape_, block, layout);
     if (physical > kMaxBufferBytes / size) {  // not physical * size: that can overflow
-      throw TensorShapeException(
-          "ToLayout(" + target + "): " + Describe() + " blocked by " + std::to_string(block) +
-          " needs " + std::to_string(physical * size) + " bytes, above the buffer limit");
+      throw TensorShapeException("ToLayout(" + std::string(LayoutName(layout)) +
+                                 "): " + Describe() + " blocked by " + std::to_string(block) +
+                                 " needs " + std::to_string(physical) + " elements of " +
+                                 std::to_string(size) + " bytes, above the buffer limit of " +
+                                 std::to_string(kMaxBufferBytes) + " bytes");
     }
     Tensor out;
     out.buffer_ = allocator.Allocate(physical * size, /*zero=*/true);  // tail lanes stay 0
