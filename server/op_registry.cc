@@ -70,8 +70,10 @@ Layout ParseLayout(const OpCall& call) {
   if (name == "NCHW") return Layout::kNchw;
   if (name == "NHWC") return Layout::kNhwc;
   if (name == "BLOCKED") return Layout::kBlocked;
-  throw InvalidArgument("attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"" +
-                        Printable(name, 32) + "\")");
+  if (name == "BLOCKEDWEIGHTS") return Layout::kBlockedWeights;
+  throw InvalidArgument(
+      "attribute 'layout' must be \"NCHW\", \"NHWC\", \"Blocked\" or \"BlockedWeights\" (got \"" +
+      Printable(name, 32) + "\")");
 }
 
 // The attribute `name`: two values [height, width], each at least `min`.
@@ -315,8 +317,8 @@ const OpSpec kOps[] = {
     {"Detach", {"X"}, {}, false, "X without gradient tracking (shares its buffer)",
      [](const OpCall& c) { return c.in(0).Detach(); }},
     {"ToLayout", {"X"},
-     {{"layout", kS, "", "NCHW, NHWC or Blocked"},
-      {"block", kI, "16", "channels per block, for Blocked"}},
+     {{"layout", kS, "", "NCHW, NHWC, Blocked or BlockedWeights"},
+      {"block", kI, "16", "channels per block, for Blocked and BlockedWeights"}},
      true, "X (N, C, H, W) in another physical layout", [](const OpCall& c) {
        return ops::ToLayout(c.in(0), ParseLayout(c), c.ctx(), c.Int32("block", 16)); }},
     {"Reshape", {"X"}, {{"shape", kInts, "", "the new shape; one -1 is inferred"}}, true,

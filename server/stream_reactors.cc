@@ -330,7 +330,7 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
     }
     // A view is copied chunk by chunk as it is sent (an Expand view of 4 bytes may span
     // 2 GiB); only a blocked tensor is unblocked first, into memory the session is charged.
-    if (t.layout() == Layout::kBlocked) {
+    if (t.block_size()) {
       source_ = t.ToLayout(Layout::kNchw, session_->ledger());
       temporary_ = true;
     } else {

@@ -84,6 +84,14 @@ class Scratch {
   Tensor t_;
 };
 
+// The weights as the kernels read them: w itself when plain; weights in the BlockedWeights
+// family unblocked into a contiguous tensor from the run's allocator (a session's arena),
+// returned when the Temporary goes out of scope. The kernels see the same values either way,
+// so pre-blocked weights give bit-identical results.
+internal::Temporary KernelWeights(const Tensor& w, const OpContext& ctx) {
+  return internal::Temporary(w.block_size() ? w.ToLayout(Layout::kNchw, ctx.allocator) : w, w);
+}
+
 // d/dx and d/dw by the kernels, d/dbias = the sum of g over N, OH and OW.
 void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
@@ -94,7 +102,8 @@ void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
     Scratch scratch(xs, ws, p, ctx);
     if (r.inputs()[0].node) {
       grads[0] = internal::NewFloat(xs, ctx);
-      ctx.kernels.Conv2dBackwardInput(g, r.Saved(1), p, grads[0], scratch.floats());
+      ctx.kernels.Conv2dBackwardInput(g, *KernelWeights(r.Saved(1), ctx), p, grads[0],
+                                      scratch.floats());
     }
     if (r.inputs()[1].node) {
       grads[1] = internal::NewFloat(ws, ctx);
@@ -116,7 +125,8 @@ void ConvTranspose2dBackward(const BackwardRecord& r, const Tensor& g, const OpC
     Scratch scratch(g.shape(), ws, p, ctx);
     if (r.inputs()[0].node) {
       grads[0] = internal::NewFloat(xs, ctx);
-      ctx.kernels.Conv2d(g, r.Saved(1), nullptr, p, grads[0], scratch.floats());
+      ctx.kernels.Conv2d(g, *KernelWeights(r.Saved(1), ctx), nullptr, p, grads[0],
+                         scratch.floats());
     }
     if (r.inputs()[1].node) {
       grads[1] = internal::NewFloat(ws, ctx);
@@ -138,7 +148,7 @@ int64_t TransposedExtent(int64_t size, int64_t kernel, int32_t stride, int32_t p
 Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
               const OpContext& ctx) {
   internal::CheckFloat("Conv2d", "x", x);
-  internal::CheckFloat("Conv2d", "w", w);
+  internal::CheckFloat("Conv2d", "w", w, /*blocked_weights=*/true);
   if (bias) internal::CheckFloat("Conv2d", "bias", *bias);
   CheckShapes(x, w, bias, p);
   const int32_t kh = w.shape()[2], kw = w.shape()[3];
@@ -154,7 +164,7 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
   Tensor out = internal::NewFloat(Shape{x.shape()[0], w.shape()[0], oh, ow}, ctx);
   {
     Scratch scratch(x.shape(), w.shape(), p, ctx);
-    ctx.kernels.Conv2d(x, w, bias, p, out, scratch.floats());
+    ctx.kernels.Conv2d(x, *KernelWeights(w, ctx), bias, p, out, scratch.floats());
   }
   const bool record = bias ? ShouldRecord({&x, &w, bias}) : ShouldRecord({&x, &w});
   if (!record) return out;
@@ -169,7 +179,7 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
 Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
                        const ConvTranspose2dParams& tp, const OpContext& ctx) {
   internal::CheckFloat("ConvTranspose2d", "x", x);
-  internal::CheckFloat("ConvTranspose2d", "w", w);
+  internal::CheckFloat("ConvTranspose2d", "w", w, /*blocked_weights=*/true);
   if (bias) internal::CheckFloat("ConvTranspose2d", "bias", *bias);
   const Conv2dParams& p = tp.conv;
   CheckShapes(x, w, bias, p, /*transposed=*/true);
@@ -198,7 +208,7 @@ Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
   Tensor out = internal::NewFloat(Shape{x.shape()[0], k, oh, ow}, ctx);
   {
     Scratch scratch(out.shape(), w.shape(), p, ctx);
-    ctx.kernels.Conv2dBackwardInput(x, w, p, out, scratch.floats());
+    ctx.kernels.Conv2dBackwardInput(x, *KernelWeights(w, ctx), p, out, scratch.floats());
   }
   if (bias) {
     const Tensor b = bias->Unsqueeze(1).Unsqueeze(2).Expand(out.shape());

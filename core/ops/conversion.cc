@@ -66,8 +66,9 @@ Tensor Copy(const Tensor& x, const OpContext& ctx) {
 
 Tensor ToLayout(const Tensor& x, Layout layout, const OpContext& ctx, int32_t block) {
   if (x.is_null()) throw TensorException("ToLayout: input x is a null handle");
-  if (layout == Layout::kBlocked && ShouldRecord({&x})) {
-    throw TensorLayoutException("ToLayout(Blocked) of " + x.Describe() +
+  if (IsBlocked(layout) && ShouldRecord({&x})) {
+    throw TensorLayoutException("ToLayout(" + std::string(LayoutName(layout)) + ") of " +
+                                x.Describe() +
                                 ", which requires gradients: blocked tensors are kernel-internal "
                                 "and cannot require gradients; convert under NoGrad or a "
                                 "Detach()ed handle");

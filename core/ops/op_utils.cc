@@ -7,7 +7,8 @@
 
 namespace onemodel::ops::internal {
 
-void CheckFloat(std::string_view op, std::string_view input, const Tensor& t) {
+void CheckFloat(std::string_view op, std::string_view input, const Tensor& t,
+                bool blocked_weights) {
   if (t.is_null()) {
     throw TensorException(std::string(op) + ": input " + std::string(input) + " is a null handle");
   }
@@ -16,10 +17,12 @@ void CheckFloat(std::string_view op, std::string_view input, const Tensor& t) {
                               t.Describe() +
                               "; operations run on FLOAT tensors, so Cast it to FLOAT first");
   }
-  if (t.block_size()) {
-    throw TensorLayoutException(std::string(op) + ": input " + std::string(input) +
-                                " is blocked (" + t.Describe() +
-                                "); convert it with ToLayout(NCHW) first");
+  if (t.block_size() && !(blocked_weights && t.layout() == Layout::kBlockedWeights)) {
+    throw TensorLayoutException(
+        std::string(op) + ": input " + std::string(input) + " is blocked (" + t.Describe() +
+        "); convert it with " +
+        (blocked_weights ? "ToLayout(NCHW) or ToLayout(BlockedWeights)" : "ToLayout(NCHW)") +
+        " first");
   }
   if (t.IsStale()) (void)t.version();  // throws StaleTensorException naming the tensor
 }

@@ -12,6 +12,8 @@ std::string_view LayoutName(Layout layout) {
       return "Strided";
     case Layout::kBlocked:
       return "Blocked";
+    case Layout::kBlockedWeights:
+      return "BlockedWeights";
   }
   return "Unknown";
 }
@@ -33,9 +35,13 @@ Layout LayoutOf(const Shape& shape, const Strides& strides) {
   return Layout::kNhwc;
 }
 
-int64_t BlockedElementCount(const Shape& nchw, int32_t block) {
-  const int64_t blocks = (int64_t{nchw[1]} + block - 1) / block;
-  return blocks * nchw[0] * nchw[2] * nchw[3] * block;
+int64_t BlockedElementCount(const Shape& shape, int32_t block, Layout family) {
+  const int split = BlockedDim(family);
+  int64_t count = (int64_t{shape[split]} + block - 1) / block * block;
+  for (int d = 0; d < 4; ++d) {
+    if (d != split) count *= shape[d];
+  }
+  return count;
 }
 
 }  // namespace onemodel

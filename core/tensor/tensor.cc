@@ -48,7 +48,9 @@ Tensor Tensor::WithView(const Shape& shape, const Strides& strides, int64_t offs
 
 std::string Tensor::Describe() const {
   std::string s = std::string(OnnxName(dtype_)) + " " + shape_.ToString();
-  if (block_) return s + " blocked by " + std::to_string(block_);
+  if (block_) {
+    return s + (weight_blocks_ ? " weights" : "") + " blocked by " + std::to_string(block_);
+  }
   return s + " strides " + strides_.ToString() + " offset " + std::to_string(offset_);
 }
 
@@ -73,7 +75,7 @@ void Tensor::CheckPlain(const char* what) const {
 }
 
 int64_t Tensor::DenseCount() const {
-  if (block_) return BlockedElementCount(shape_, block_);
+  if (block_) return BlockedElementCount(shape_, block_, layout());
   if (!onemodel::IsContiguous(shape_, strides_)) {
     throw TensorLayoutException("tensor " + Describe() +
                                 " is not contiguous, so it has no dense span; call "

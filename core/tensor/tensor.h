@@ -58,9 +58,12 @@ class Tensor {
   int64_t ElementCount() const { return shape_.ElementCount(); }
   Buffer* buffer() const { return buffer_; }
   uint64_t generation() const { return generation_; }
-  // The channel block size of a blocked tensor; 0 for plain tensors.
+  // The block size of a blocked tensor (either family); 0 for plain tensors.
   int32_t block_size() const { return block_; }
-  Layout layout() const { return block_ ? Layout::kBlocked : LayoutOf(shape_, strides_); }
+  Layout layout() const {
+    if (!block_) return LayoutOf(shape_, strides_);
+    return weight_blocks_ ? Layout::kBlockedWeights : Layout::kBlocked;
+  }
   bool IsContiguous() const { return !block_ && onemodel::IsContiguous(shape_, strides_); }
   // True once the buffer was returned or its arena reset.
   bool IsStale() const { return buffer_ && buffer_->generation() != generation_; }
@@ -204,7 +207,8 @@ class Tensor {
   // one, TensorShapeException for a range outside its ElementCount() x element size bytes.
   void CopyLogicalBytes(int64_t first_byte, std::span<std::byte> out) const;
   // The same logical (N, C, H, W) tensor in `layout` (this tensor if already there); for
-  // kBlocked, `block` is the channel block size. Pure data movement.
+  // kBlocked, `block` is the channel block size, for kBlockedWeights the output-channel
+  // (dimension 0) block size. Pure data movement.
   Tensor ToLayout(Layout layout, Allocator& allocator, int32_t block = 16) const;
 
  public:
@@ -256,6 +260,9 @@ class Tensor {
   int32_t block_ = 0;
   Shape shape_;
   Strides strides_;
+  // With block_ != 0: the BlockedWeights family rather than Blocked (here, in the padding
+  // before offset_, so that a Tensor stays the same size).
+  bool weight_blocks_ = false;
   int64_t offset_ = 0;
   std::shared_ptr<AutogradNode> node_;
 };

@@ -619,9 +619,9 @@ class Tensor:
         return apply('Copy', self, placement=placement)
 
     def to_layout(self, layout: str, block: int = 16) -> Tensor:
-        """"NCHW", "NHWC" or "Blocked" (rank 4)."""
+        """"NCHW", "NHWC", "Blocked" or "BlockedWeights" (rank 4; `block` for the blocked)."""
         attrs: Dict[str, Any] = {'layout': str(layout)}
-        if str(layout).lower() == 'blocked':
+        if str(layout).lower() in ('blocked', 'blockedweights'):
             attrs['block'] = int(block)
         return apply('ToLayout', self, **attrs)
 

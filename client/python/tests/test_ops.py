@@ -211,7 +211,8 @@ def test_contiguous_and_detach(sess, rng):
     assert np.array_equal(d.numpy(), x)
 
 
-@pytest.mark.parametrize('layout,block', [('NHWC', 0), ('BLOCKED', 16), ('BLOCKED', 8)])
+@pytest.mark.parametrize('layout,block', [('NHWC', 0), ('BLOCKED', 16), ('BLOCKED', 8),
+                                          ('BLOCKEDWEIGHTS', 16), ('BLOCKEDWEIGHTS', 4)])
 def test_to_layout(ksess, rng, layout, block):
     x = f32(rng, 2, 16, 3, 5)
     xh = ksess.put(x)
@@ -220,8 +221,9 @@ def test_to_layout(ksess, rng, layout, block):
         attrs['block'] = block
     y = ksess.op('ToLayout', xh, **attrs)
     info = y.describe().info
-    assert info.layout == {'NHWC': 'NHWC', 'BLOCKED': 'Blocked'}[layout]
-    assert info.block_size == (block if layout == 'BLOCKED' else 0)
+    assert info.layout == {'NHWC': 'NHWC', 'BLOCKED': 'Blocked',
+                           'BLOCKEDWEIGHTS': 'BlockedWeights'}[layout]
+    assert info.block_size == (block if layout.startswith('BLOCKED') else 0)
     if layout == 'NHWC':
         assert list(info.strides) == [3 * 5 * 16, 1, 5 * 16, 16]
     assert list(info.dims) == [2, 16, 3, 5]
@@ -235,6 +237,11 @@ def test_to_layout(ksess, rng, layout, block):
     if layout == 'NHWC':  # MaxPool2d takes NHWC too (the logical tensor is NCHW)
         np.testing.assert_array_equal(ksess.op('MaxPool2d', y, kernel_shape=[2, 2]).numpy(),
                                       F.max_pool2d(torch.from_numpy(x), 2, 1).numpy())
+    if layout == 'BLOCKEDWEIGHTS':  # (K, C, KH, KW) weights: Conv2d gives the same bytes
+        image = ksess.put(f32(rng, 1, 16, 4, 6))
+        plain = ksess.op('Conv2d', image, xh, pads=[1, 1, 1, 1]).numpy()
+        packed = ksess.op('Conv2d', image, y, pads=[1, 1, 1, 1]).numpy()
+        assert plain.tobytes() == packed.tobytes()
 
 
 def test_view_ops(sess, rng):

@@ -325,6 +325,10 @@ def test_contiguous_copy_detach_to_layout(ksess, rng):
         b = t.to_layout('Blocked', block=2)
     assert b.info.layout == 'Blocked' and b.info.block_size == 2
     check(ksess, b, a)
+    with ksess.no_grad():
+        w = t.to_layout('BlockedWeights', block=4)
+    assert w.info.layout == 'BlockedWeights' and w.info.block_size == 4
+    check(ksess, w, a)
 
 
 def test_apply_any_operation(sess, rng):

@@ -14,8 +14,10 @@
 namespace onemodel::ops::internal {
 
 // Throws TensorTypeException unless `t` is a live plain FLOAT tensor; the message names the op
-// and the input and, for other types, suggests a Cast.
-void CheckFloat(std::string_view op, std::string_view input, const Tensor& t);
+// and the input and, for other types, suggests a Cast. With `blocked_weights`, a tensor in
+// the BlockedWeights family (convolution weights) passes too.
+void CheckFloat(std::string_view op, std::string_view input, const Tensor& t,
+                bool blocked_weights = false);
 
 // A new contiguous FLOAT tensor of `shape` from the context's allocator.
 Tensor NewFloat(const Shape& shape, const OpContext& ctx, bool zero = false);

@@ -439,18 +439,22 @@ TEST(TensorCodecTest, OffsetStepAndPermutedViewsEncodeRowMajor) {
   EXPECT_EQ(Encoded(permuted, pool).substr(0, 6), Le<uint8_t>({0, 4, 8, 12, 16, 20}));
 }
 
-TEST(TensorCodecTest, BlockedTensorEncodesInLogicalNchwOrder) {
-  BufferPool pool;
-  BufferPool scratch;
-  const Tensor x = Iota<float>(Shape{2, 5, 2, 3}, pool);  // 5 channels: a padded tail block
-  const Tensor blocked = x.ToLayout(Layout::kBlocked, pool, /*block=*/4);
-  ASSERT_EQ(blocked.block_size(), 4);
-  onnx::TensorProto p;
-  EncodeTensor(blocked, scratch, &p);
-  EXPECT_EQ(Dims(p), (std::vector<int64_t>{2, 5, 2, 3}));
-  EXPECT_EQ(p.raw_data(), AsString(x.RawData()));
-  EXPECT_EQ(scratch.Stats().rented_buffers, 0);  // the unblocked copy went back
-  EXPECT_GT(scratch.Stats().misses, 0);          // and it came from `scratch`
+TEST(TensorCodecTest, BlockedTensorsOfEitherFamilyEncodeInLogicalNchwOrder) {
+  for (Layout family : {Layout::kBlocked, Layout::kBlockedWeights}) {
+    SCOPED_TRACE(LayoutName(family));
+    BufferPool pool;
+    BufferPool scratch;
+    // 5 channels and 2 output channels in blocks of 4: padded tail blocks either way.
+    const Tensor x = Iota<float>(Shape{2, 5, 2, 3}, pool);
+    const Tensor blocked = x.ToLayout(family, pool, /*block=*/4);
+    ASSERT_EQ(blocked.block_size(), 4);
+    onnx::TensorProto p;
+    EncodeTensor(blocked, scratch, &p);
+    EXPECT_EQ(Dims(p), (std::vector<int64_t>{2, 5, 2, 3}));
+    EXPECT_EQ(p.raw_data(), AsString(x.RawData()));
+    EXPECT_EQ(scratch.Stats().rented_buffers, 0);  // the unblocked copy went back
+    EXPECT_GT(scratch.Stats().misses, 0);          // and it came from `scratch`
+  }
 }
 
 // ---- encoding touches only the data fields ----

@@ -463,6 +463,10 @@ TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
                  {{"layout", StringAttr("Blocked")}, {"block", IntAttr(4)}})
                 .layout(),
             Layout::kBlocked);
+  const Tensor weights = Call("ToLayout", {Iota(Shape{5, 2, 1, 1})},
+                              {{"layout", StringAttr("blockedweights")}, {"block", IntAttr(4)}});
+  EXPECT_EQ(weights.layout(), Layout::kBlockedWeights);
+  EXPECT_EQ(weights.block_size(), 4);
 }
 
 TEST_F(OpRegistryTest, TensorOpsTakeTheirAttributes) {
@@ -577,7 +581,8 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
   EXPECT_EQ(ErrorOf([&] {
               Call("ToLayout", {img}, {{"layout", StringAttr("CHWN")}});
             }),
-            "attribute 'layout' must be \"NCHW\", \"NHWC\" or \"Blocked\" (got \"CHWN\")");
+            "attribute 'layout' must be \"NCHW\", \"NHWC\", \"Blocked\" or \"BlockedWeights\" (got "
+            "\"CHWN\")");
   EXPECT_EQ(ErrorOf([&] {
               Call("Slice", {x}, {{"dim", IntAttr(0)}, {"stop", IntAttr(1)}});
             }),
