@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/common/cancellation.h"
 #include "dnnl.hpp"
@@ -169,12 +171,32 @@ struct Split {
   }
 };
 
-// The plain weights (K, C / groups, KH, KW) with their strides, as oneDNN describes them for
-// `g` (grouped: (groups, K / groups, C / groups, KH, KW)).
-memory::desc PlainWeights(const Tensor& w, const ConvDims& d) {
-  const auto& s = w.strides();
-  if (d.groups == 1) return {{d.k, d.cg, d.kh, d.kw}, kF32, Dims{s[0], s[1], s[2], s[3]}};
-  return {{d.groups, d.kg, d.cg, d.kh, d.kw}, kF32, Dims{d.kg * s[0], s[0], s[1], s[2], s[3]}};
+// The plain weights (K, C / groups, KH, KW) as oneDNN describes them (grouped: (groups,
+// K / groups, C / groups, KH, KW)), extent-1 dimensions given the outermost stride; no value
+// when oneDNN cannot describe them (negative or overlapping strides).
+std::optional<memory::desc> PlainWeights(const Tensor& w, const ConvDims& d) {
+  const auto& t = w.strides();
+  Dims dims{d.k, d.cg, d.kh, d.kw}, strides{t[0], t[1], t[2], t[3]};
+  if (d.groups > 1) {
+    dims = {d.groups, d.kg, d.cg, d.kh, d.kw};
+    strides = {d.kg * t[0], t[0], t[1], t[2], t[3]};
+  }
+  std::vector<std::pair<int64_t, int64_t>> used;  // (stride, extent) of extents above 1
+  int64_t outer = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (strides[i] < 1) return std::nullopt;
+    used.emplace_back(strides[i], dims[i]);
+    outer = std::max(outer, strides[i] * dims[i]);
+  }
+  std::sort(used.begin(), used.end());
+  for (size_t i = 1; i < used.size(); ++i) {
+    if (used[i].first < used[i - 1].first * used[i - 1].second) return std::nullopt;
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) strides[i] = outer;
+  }
+  return memory::desc(dims, kF32, strides);
 }
 
 float* Base(const Tensor& t) {
@@ -185,7 +207,7 @@ float* Base(const Tensor& t) {
 // into the scratch. (Pre-blocked weights will skip this.)
 memory BlockedWeights(const Tensor& w, const ConvDims& d, const Entry& e, void* scratch,
                       dnnl::stream& stream) {
-  memory plain(PlainWeights(w, d), Engine(), Base(w));
+  memory plain(*PlainWeights(w, d), Engine(), Base(w));
   if (e.weights == plain.get_desc()) return plain;
   memory blocked(e.weights, Engine(), scratch);
   dnnl::reorder(plain, blocked).execute(stream, plain, blocked);
@@ -210,7 +232,7 @@ bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Te
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
   return x.layout() == Layout::kNhwc && y.layout() == Layout::kNhwc && y.shape()[2] == d.oh &&
          y.shape()[3] == d.ow && (!bias || bias->strides()[0] == 1) && y.ElementCount() > 0 &&
-         x.ElementCount() > 0;
+         x.ElementCount() > 0 && PlainWeights(w, d).has_value();
 }
 
 int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p,
@@ -273,7 +295,7 @@ void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Con
   const Entry e = TheCache().Get(Pass::kBackwardWeight, d, p, false, threads);
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
-  memory plain(PlainWeights(grad_w, d), Engine(), Base(grad_w));
+  memory plain(*PlainWeights(grad_w, d), Engine(), Base(grad_w));
   const bool direct = e.weights == plain.get_desc();
   memory blocked = direct ? plain : memory(e.weights, Engine(), s.weights);
   e.primitive.execute(stream, {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},

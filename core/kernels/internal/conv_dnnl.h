@@ -14,7 +14,7 @@ namespace onemodel::internal {
 
 // Whether the oneDNN path takes a convolution of x (N, C, H, W) into y (N, K, OH, OW) (for
 // the gradients: grad_x and grad_out): both dense NHWC, y's extents those ConvOutputExtent
-// gives, and the bias (when given) unit-stride.
+// gives, w's strides non-negative and not overlapping, and the bias (when given) unit-stride.
 bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor* bias,
                      const Conv2dParams& p);
 
