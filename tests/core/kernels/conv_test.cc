@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/kernels/accuracy.h"
+#include "core/kernels/internal/conv_dnnl.h"
 #include "core/kernels/kernel_set.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
@@ -297,6 +298,29 @@ TEST_P(Conv2dFastTest, WithinTheBoundOfTheReferenceOnRandomProblems) {
 
 INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
                          kernel_test::ParamName);
+
+#ifndef __SANITIZE_THREAD__  // the TSan build leaves oneDNN out (docs/kernels.md)
+TEST(Conv2dOneDnnTest, TakesDenseNhwcActivationsAndKeepsItsCacheBounded) {
+  BufferPool pool;
+  std::mt19937 rng(13);
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  Problem q = RandomProblem(rng);
+  while (!q.nhwc || q.oh != ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h,
+                                              q.p.pad_top, q.p.pad_bottom, q.p.dilation_h)) {
+    q = RandomProblem(rng);
+  }
+  const Inputs in = RandomInputs(q, rng, pool);
+  const internal::DnnlConvCacheStats before = internal::DnnlConvCache();
+  RunKernels(fast, q, in, pool);
+  const internal::DnnlConvCacheStats after = internal::DnnlConvCache();
+  EXPECT_GE(after.hits + after.misses, before.hits + before.misses + 3);  // three passes
+  // Shapes beyond the capacity push the least recently used primitives out.
+  for (int64_t h = 1; h <= internal::kDnnlConvCacheCapacity / 4 + 2; ++h) {
+    fast.Conv2dScratchFloats(Shape{1, 2, h, 3}, Shape{2, 2, 1, 1}, {.keep_layout = 1});
+  }
+  EXPECT_EQ(internal::DnnlConvCache().entries, internal::kDnnlConvCacheCapacity);
+}
+#endif
 
 }  // namespace
 }  // namespace onemodel
