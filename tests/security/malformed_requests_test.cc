@@ -637,6 +637,9 @@ std::vector<Row> AllRows() {
              r.mutable_operations(1)->set_op("Nope");
            },
            kInvalid, "operation 1 (Nope)"),
+      kRun("Conv2d keep_layout of two",
+           OpOf("Conv2d", {&World::x, &World::x}, {{"keep_layout", IntAttr(2)}}), kInvalid,
+           "attribute 'keep_layout' must be 0 (NCHW output) or 1"),
 
       // Backward: root, grad_output, inputs, retain_graph, placement.
       kBackward("root does not require grad",
