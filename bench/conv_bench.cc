@@ -25,9 +25,19 @@ struct Case {
 constexpr Case kCases[] = {
     {8, 64, 56, 56, 64, 3, {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1}},
     {8, 256, 56, 56, 64, 1, {}},
-    {1, 3, 224, 224, 64, 7,
+    {1,
+     3,
+     224,
+     224,
+     64,
+     7,
      {.stride_h = 2, .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3}},
-    {8, 32, 112, 112, 32, 3,
+    {8,
+     32,
+     112,
+     112,
+     32,
+     3,
      {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 32}},
 };
 
@@ -74,8 +84,8 @@ const FastKernels& Kernels() {
 }
 
 void Report(benchmark::State& state, const Problem& q) {
-  state.counters["GFLOPS"] = benchmark::Counter(q.flops * 1e-9 * state.iterations(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(q.flops * 1e-9 * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_Conv2dForward(benchmark::State& state) {

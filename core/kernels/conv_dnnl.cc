@@ -96,11 +96,10 @@ Entry Create(Pass pass, const Geometry& g, bool bias) {
       break;
     }
     case Pass::kBackwardWeight: {
-      const dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, src,
-                                                          w, dst, g.strides, g.dilates, g.pad_l,
-                                                          g.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(),
-                                                                  Engine(), fwd);
+      const dnnl::convolution_backward_weights::desc desc(
+          dnnl::algorithm::convolution_direct, src, w, dst, g.strides, g.dilates, g.pad_l, g.pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(desc, UserScratchpad(), Engine(),
+                                                                  fwd);
       e.primitive = dnnl::convolution_backward_weights(pd);
       e.weights = pd.diff_weights_desc();
       e.scratchpad = pd.scratchpad_desc();
@@ -119,10 +118,26 @@ class Cache {
   // The entry for `pass` over these shapes, created on a miss (the least recently used one
   // leaves when the cache is full).
   Entry Get(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int threads) {
-    const std::array<int64_t, 20> key{static_cast<int64_t>(pass), d.n, d.c, d.h, d.w, d.k, d.kh,
-                                      d.kw, d.oh, d.ow, p.stride_h, p.stride_w, p.pad_top,
-                                      p.pad_left, p.pad_bottom, p.pad_right, p.dilation_h,
-                                      p.dilation_w, p.groups, (bias ? 1 : 0) + 2 * threads};
+    const std::array<int64_t, 20> key{static_cast<int64_t>(pass),
+                                      d.n,
+                                      d.c,
+                                      d.h,
+                                      d.w,
+                                      d.k,
+                                      d.kh,
+                                      d.kw,
+                                      d.oh,
+                                      d.ow,
+                                      p.stride_h,
+                                      p.stride_w,
+                                      p.pad_top,
+                                      p.pad_left,
+                                      p.pad_bottom,
+                                      p.pad_right,
+                                      p.dilation_h,
+                                      p.dilation_w,
+                                      p.groups,
+                                      (bias ? 1 : 0) + 2 * threads};
     {
       const std::lock_guard lock(mutex_);
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -199,9 +214,7 @@ std::optional<memory::desc> PlainWeights(const Tensor& w, const ConvDims& d) {
   return memory::desc(dims, kF32, strides);
 }
 
-float* Base(const Tensor& t) {
-  return const_cast<float*>(t.Storage<float>().data()) + t.offset();
-}
+float* Base(const Tensor& t) { return const_cast<float*>(t.Storage<float>().data()) + t.offset(); }
 
 // The weights in the format `e` wants: w's own memory when it already is, else reordered
 // into the scratch. (Pre-blocked weights will skip this.)
@@ -235,8 +248,7 @@ bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Te
          x.ElementCount() > 0 && PlainWeights(w, d).has_value();
 }
 
-int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p,
-                              int threads) {
+int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads) {
   const ConvDims d = ConvDimsOf(x, w, p);
   if (d.oh < 1 || d.ow < 1 || x.ElementCount() == 0) return 0;
   omp_set_num_threads(threads);
@@ -261,11 +273,11 @@ void DnnlConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
   const memory weights = BlockedWeights(w, d, e, s.weights, stream);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, Nhwc(x)},
-                                       {DNNL_ARG_WEIGHTS, weights},
-                                       {DNNL_ARG_DST, Nhwc(out)},
-                                       {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(),
-                                                                    s.scratchpad)}};
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, Nhwc(x)},
+      {DNNL_ARG_WEIGHTS, weights},
+      {DNNL_ARG_DST, Nhwc(out)},
+      {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}};
   if (bias) args.emplace(DNNL_ARG_BIAS, memory({{d.k}, kF32, Tag::a}, Engine(), Base(*bias)));
   e.primitive.execute(stream, args);
   stream.wait();
@@ -280,10 +292,11 @@ void DnnlConv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
   const memory weights = BlockedWeights(w, d, e, s.weights, stream);
-  e.primitive.execute(stream, {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
-                               {DNNL_ARG_WEIGHTS, weights},
-                               {DNNL_ARG_DIFF_SRC, Nhwc(grad_x)},
-                               {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
+  e.primitive.execute(stream,
+                      {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
+                       {DNNL_ARG_WEIGHTS, weights},
+                       {DNNL_ARG_DIFF_SRC, Nhwc(grad_x)},
+                       {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
   stream.wait();
 }
 
@@ -298,10 +311,11 @@ void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Con
   memory plain(*PlainWeights(grad_w, d), Engine(), Base(grad_w));
   const bool direct = e.weights == plain.get_desc();
   memory blocked = direct ? plain : memory(e.weights, Engine(), s.weights);
-  e.primitive.execute(stream, {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
-                               {DNNL_ARG_SRC, Nhwc(x)},
-                               {DNNL_ARG_DIFF_WEIGHTS, blocked},
-                               {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
+  e.primitive.execute(stream,
+                      {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
+                       {DNNL_ARG_SRC, Nhwc(x)},
+                       {DNNL_ARG_DIFF_WEIGHTS, blocked},
+                       {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
   if (!direct) dnnl::reorder(blocked, plain).execute(stream, blocked, plain);
   stream.wait();
 }

@@ -154,9 +154,9 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
       Im2Col(vx, d, p, n, g * d.cg, s.col);
       const float* wg = pw + g * d.kg * d.Rows();
       if (nhwc) {  // out_g^T (Cols x kg) += col^T (Cols x Rows) x w_g^T (Rows x kg)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(d.Cols()), B(d.kg), B(d.Rows()),
-                    1.0f, s.col, B(d.Cols()), wg, B(d.Rows()), 1.0f,
-                    po + n * d.Cols() * d.k + g * d.kg, B(d.k));
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(d.Cols()), B(d.kg), B(d.Rows()), 1.0f,
+                    s.col, B(d.Cols()), wg, B(d.Rows()), 1.0f, po + n * d.Cols() * d.k + g * d.kg,
+                    B(d.k));
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(d.Cols()), B(d.Rows()),
                     1.0f, wg, B(d.Rows()), s.col, B(d.Cols()), 1.0f,

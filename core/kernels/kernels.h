@@ -191,10 +191,11 @@ class TensorKernels {
 
   // Conv2d's kernels take x (N, C, H, W) and grad_out (N, K, OH, OW) with any strides, w
   // (K, C / groups, KH, KW) with any strides, and write an output whose every element they
-  // set: Conv2d's out and grad_x contiguous NCHW or dense NHWC, grad_w contiguous. `scratch` holds at least Conv2dScratchFloats(...) floats (the caller
-  // takes it from the run's allocator, so a session's arena serves it). OH and OW are the
-  // output's (grad_out's) extents, which may be fewer than ConvOutputExtent gives
-  // (ConvTranspose2d's output_padding at or above the stride); the scratch size stays a bound.
+  // set: Conv2d's out and grad_x contiguous NCHW or dense NHWC, grad_w contiguous. `scratch` holds
+  // at least Conv2dScratchFloats(...) floats (the caller takes it from the run's allocator, so a
+  // session's arena serves it). OH and OW are the output's (grad_out's) extents, which may be fewer
+  // than ConvOutputExtent gives (ConvTranspose2d's output_padding at or above the stride); the
+  // scratch size stays a bound.
   virtual int64_t Conv2dScratchFloats(const Shape& x, const Shape& w,
                                       const Conv2dParams& params) const = 0;
   // out (N, K, OH, OW) = the convolution of x with w, plus bias (K) when given.

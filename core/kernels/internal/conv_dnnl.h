@@ -19,8 +19,7 @@ bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Te
                      const Conv2dParams& p);
 
 // Floats of scratch the three kernels below need for these shapes (their maximum).
-int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p,
-                              int threads);
+int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
 
 // Conv2dFast, Conv2dBackwardInputFast and Conv2dBackwardWeightFast where DnnlConvApplies.
 void DnnlConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,

@@ -306,7 +306,7 @@ TEST(Conv2dOneDnnTest, TakesDenseNhwcActivationsAndKeepsItsCacheBounded) {
   const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
   Problem q = RandomProblem(rng);
   while (!q.nhwc || q.oh != ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h,
-                                              q.p.pad_top, q.p.pad_bottom, q.p.dilation_h)) {
+                                             q.p.pad_top, q.p.pad_bottom, q.p.dilation_h)) {
     q = RandomProblem(rng);
   }
   const Inputs in = RandomInputs(q, rng, pool);
