@@ -5,16 +5,16 @@
 #include <limits>
 
 #include "core/dtype/dtype.h"
+#include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
-#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
 #include "core/ops/cumsum.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
-#include "core/ops/normalization.h"
 #include "core/ops/pad_tile.h"
+#include "core/ops/normalization.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
 #include "core/ops/reduce_extrema.h"
@@ -170,16 +170,9 @@ Conv2dParams ConvParams(const OpCall& call) {
     throw InvalidArgument("attribute 'keep_layout' must be 0 (NCHW output) or 1 (an NHWC " +
                           std::string("input's layout) (got ") + std::to_string(keep) + ")");
   }
-  return {s[0],
-          s[1],
-          p[0],
-          p[1],
-          p[2],
-          p[3],
-          d[0],
-          d[1],
-          static_cast<int32_t>(group),
-          static_cast<int32_t>(keep)};
+  Conv2dParams params{s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
+  params.keep_layout = static_cast<int32_t>(keep);
+  return params;
 }
 
 // ConvTranspose2d's attributes: Conv2d's, plus output_padding [height, width] (each >= 0).
@@ -616,12 +609,12 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
   const int want = static_cast<int>(spec.inputs.size());
   const int least = want - spec.optional_inputs;
   if (inputs < least || (!spec.variadic && inputs > want)) {
-    const std::string range = spec.variadic  ? "at least "
+    const std::string range = spec.variadic    ? "at least "
                               : least < want ? std::to_string(least) + " to "
                                              : "";
-    throw InvalidArgument("it takes " + range + std::to_string(want) +
-                          (want == 1 ? " input" : " inputs") + " (got " + std::to_string(inputs) +
-                          ")");
+    throw InvalidArgument("it takes " + range +
+                          std::to_string(want) + (want == 1 ? " input" : " inputs") + " (got " +
+                          std::to_string(inputs) + ")");
   }
   for (const auto& [name, value] : attributes) {
     const std::string& given = name;  // (clang 14 cannot capture a structured binding)

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/kernels/elementwise_loop.h"
-#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/gather_rows.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/internal/normalize.h"

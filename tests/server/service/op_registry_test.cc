@@ -269,18 +269,9 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"error_if_nonfinite", IntAttr(1)}})
              .shape();
        }},
-      {"Embedding",
-       [&] {
-         return Call("Embedding", {x, ids}, {{"skip_id", IntAttr(1)}}).shape();
-       }},
-      {"Gather",
-       [&] {
-         return Call("Gather", {x, ids}, {{"axis", IntAttr(-1)}}).shape();
-       }},
-      {"Concat",
-       [&] {
-         return Call("Concat", {x, x, x}, {{"axis", IntAttr(0)}}).shape();
-       }},
+      {"Embedding", [&] { return Call("Embedding", {x, ids}, {{"skip_id", IntAttr(1)}}).shape(); }},
+      {"Gather", [&] { return Call("Gather", {x, ids}, {{"axis", IntAttr(-1)}}).shape(); }},
+      {"Concat", [&] { return Call("Concat", {x, x, x}, {{"axis", IntAttr(0)}}).shape(); }},
       {"Split",
        [&] {
          return Call("Split", {x},
@@ -292,12 +283,10 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
        }},
       {"ReduceMax",
        [&] {
-         return Call("ReduceMax", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}}).shape();
+         return Call("ReduceMax", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})
+             .shape();
        }},
-      {"ReduceMin",
-       [&] {
-         return Call("ReduceMin", {x}, {{"axes", IntAttr(0)}}).shape();
-       }},
+      {"ReduceMin", [&] { return Call("ReduceMin", {x}, {{"axes", IntAttr(0)}}).shape(); }},
       {"ArgMax",
        [&] {
          const Tensor i = Call("ArgMax", {x}, {{"axis", IntAttr(1)}, {"keepdims", IntAttr(1)}});
@@ -316,15 +305,12 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"value", FloatAttr(1)}})
              .shape();
        }},
-      {"Tile",
-       [&] {
-         return Call("Tile", {x}, {{"repeats", IntsAttr({2, 1})}}).shape();
-       }},
+      {"Tile", [&] { return Call("Tile", {x}, {{"repeats", IntsAttr({2, 1})}}).shape(); }},
       {"CumSum",
        [&] {
-         const Tensor c =
-             Call("CumSum", {x},
-                  {{"axis", IntAttr(1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}});
+         const Tensor c = Call(
+             "CumSum", {x},
+             {{"axis", IntAttr(1)}, {"exclusive", IntAttr(1)}, {"reverse", IntAttr(1)}});
          EXPECT_EQ(c.At<float>({0, 0}), 5.0f) << "2 + 3";
          return c.shape();
        }},
@@ -637,8 +623,8 @@ TEST_F(OpRegistryTest, Conv2dKeepLayoutWritesAnNhwcInputsLayout) {
   EXPECT_EQ(nchw.layout(), Layout::kNchw);
   ASSERT_EQ(nhwc.layout(), Layout::kNhwc);
   EXPECT_EQ(nhwc.At<float>({0, 2, 1, 3}), nchw.At<float>({0, 2, 1, 3}));
-  const Tensor t =
-      Call("ConvTranspose2d", {img, Iota(Shape{2, 3, 2, 2})}, {{"keep_layout", IntAttr(1)}});
+  const Tensor t = Call("ConvTranspose2d", {img, Iota(Shape{2, 3, 2, 2})},
+                        {{"keep_layout", IntAttr(1)}});
   EXPECT_EQ(t.layout(), Layout::kNhwc);
 }
 
@@ -695,8 +681,8 @@ TEST_F(OpRegistryTest, LossesReadTheirReductionAndDropoutItsSeed) {
   EXPECT_EQ(off.buffer(), x.buffer()) << "training 0 is X itself";
   // The weight is optional; given, it weighs the mean.
   const float plain = Call("NLLLoss", {x, Labels({0, 2})}).At<float>({});
-  EXPECT_EQ(plain, -3.5f);                                                       // -(1 + 6) / 2
-  const Tensor w = Iota(Shape{3});                                               // 1, 2, 3
+  EXPECT_EQ(plain, -3.5f);          // -(1 + 6) / 2
+  const Tensor w = Iota(Shape{3});  // 1, 2, 3
   EXPECT_EQ(Call("NLLLoss", {x, Labels({0, 2}), w}).At<float>({}), -19.0f / 4);  // -(1 + 18) / 4
 }
 
