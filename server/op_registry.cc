@@ -157,7 +157,7 @@ std::vector<int> ConvList(const OpCall& call, std::string_view name, std::vector
 
 // Conv2d's attributes as ONNX's Conv spells them: strides and dilations [height, width] (each
 // >= 1), pads [top, left, bottom, right] or [height, width] for both sides (each >= 0), and
-// group (>= 1).
+// group (>= 1), keep_layout (0 or 1).
 Conv2dParams ConvParams(const OpCall& call) {
   const std::vector<int> s = ConvList(call, "strides", {1, 1}, 1);
   const std::vector<int> p = ConvList(call, "pads", {0, 0, 0, 0}, 0);
@@ -167,7 +167,14 @@ Conv2dParams ConvParams(const OpCall& call) {
     throw InvalidArgument("attribute 'group' must be >= 1 and divide the input and output " +
                           std::string("channels (got ") + std::to_string(group) + ")");
   }
-  return {s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
+  const int64_t keep = call.Int("keep_layout", 0);
+  if (keep != 0 && keep != 1) {
+    throw InvalidArgument("attribute 'keep_layout' must be 0 (NCHW output) or 1 (an NHWC " +
+                          std::string("input's layout) (got ") + std::to_string(keep) + ")");
+  }
+  Conv2dParams params{s[0], s[1], p[0], p[1], p[2], p[3], d[0], d[1], static_cast<int32_t>(group)};
+  params.keep_layout = static_cast<int32_t>(keep);
+  return params;
 }
 
 // ConvTranspose2d's attributes: Conv2d's, plus output_padding [height, width] (each >= 0).
@@ -224,6 +231,8 @@ constexpr Kind kInts = v1::Attribute::kInts;
 constexpr AttrSpec kAxes = {"axes", kInts, "[]", "the axes to reduce; [] reduces all"};
 constexpr AttrSpec kKeepDims = {"keepdims", kI, "0", "1 keeps each reduced axis with extent 1"};
 constexpr AttrSpec kAxis = {"axis", kI, "-1", "the axis to normalize over"};
+constexpr AttrSpec kKeepLayout = {"keep_layout", kI, "0",
+                                  "1 writes the output NHWC when X is NHWC (else NCHW)"};
 constexpr AttrSpec kArgAxis = {"axis", kI, "0", "the axis to search along"};
 constexpr AttrSpec kSelectLastIndex = {"select_last_index", kI, "0",
                                        "1 returns the last of equal extrema, not the first"};
@@ -281,7 +290,8 @@ const OpSpec kOps[] = {
      {{"strides", kInts, "[1, 1]", "the kernel's step [height, width]"},
       {"pads", kInts, "[0, 0, 0, 0]", "zero padding [top, left, bottom, right] (or [height, width])"},
       {"dilations", kInts, "[1, 1]", "the spacing of the kernel's taps [height, width]"},
-      {"group", kI, "1", "channel groups; C and K are multiples (C: depthwise)"}},
+      {"group", kI, "1", "channel groups; C and K are multiples (C: depthwise)"},
+      kKeepLayout},
      true, "convolution of X (N, C, H, W) with W (K, C / group, KH, KW), plus B (K) if given",
      [](const OpCall& c) {
        return ops::Conv2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr, ConvParams(c),
@@ -489,7 +499,8 @@ const OpSpec kOps[] = {
       {"pads", kInts, "[0, 0, 0, 0]", "rows and columns cut from the output [top, left, bottom, right] (or [height, width])"},
       {"dilations", kInts, "[1, 1]", "the spacing of the kernel's taps [height, width]"},
       {"group", kI, "1", "channel groups; C is a multiple"},
-      {"output_padding", kInts, "[0, 0]", "rows and columns added at the bottom and right [height, width]"}},
+      {"output_padding", kInts, "[0, 0]", "rows and columns added at the bottom and right [height, width]"},
+      kKeepLayout},
      true, "transposed convolution of X (N, C, H, W) with W (C, K / group, KH, KW), plus B (K) if given",
      [](const OpCall& c) {
        return ops::ConvTranspose2d(c.in(0), c.in(1), c.size() > 2 ? &c.in(2) : nullptr,

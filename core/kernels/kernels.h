@@ -103,6 +103,9 @@ struct Conv2dParams {
   int32_t dilation_h = 1;
   int32_t dilation_w = 1;
   int32_t groups = 1;  // C and K are multiples of groups
+  // 1: the output takes an NHWC input's layout (dense NHWC) instead of contiguous NCHW; the
+  // kernels size their scratch for the NHWC path too. 0 or 1.
+  int32_t keep_layout = 0;
 };
 
 // floor((size + pads - dilation * (kernel - 1) - 1) / stride) + 1, or 0 when the dilated
@@ -187,11 +190,12 @@ class TensorKernels {
                                  Tensor& grad_x) const = 0;
 
   // Conv2d's kernels take x (N, C, H, W) and grad_out (N, K, OH, OW) with any strides, w
-  // (K, C / groups, KH, KW) with any strides, and write a contiguous NCHW output whose every
-  // element they set. `scratch` holds at least Conv2dScratchFloats(...) floats (the caller
-  // takes it from the run's allocator, so a session's arena serves it). OH and OW are the
-  // output's (grad_out's) extents, which may be fewer than ConvOutputExtent gives
-  // (ConvTranspose2d's output_padding at or above the stride); the scratch size stays a bound.
+  // (K, C / groups, KH, KW) with any strides, and write an output whose every element they
+  // set: Conv2d's out and grad_x contiguous NCHW or dense NHWC, grad_w contiguous. `scratch` holds
+  // at least Conv2dScratchFloats(...) floats (the caller takes it from the run's allocator, so a
+  // session's arena serves it). OH and OW are the output's (grad_out's) extents, which may be fewer
+  // than ConvOutputExtent gives (ConvTranspose2d's output_padding at or above the stride); the
+  // scratch size stays a bound.
   virtual int64_t Conv2dScratchFloats(const Shape& x, const Shape& w,
                                       const Conv2dParams& params) const = 0;
   // out (N, K, OH, OW) = the convolution of x with w, plus bias (K) when given.

@@ -27,6 +27,10 @@ void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Con
   if (p.pad_top < 0 || p.pad_left < 0 || p.pad_bottom < 0 || p.pad_right < 0) {
     fail("pads (top, left, bottom, right) must be >= 0");
   }
+  if (p.keep_layout != 0 && p.keep_layout != 1) {
+    fail("keep_layout must be 0 (NCHW output) or 1 (an NHWC input's layout), got " +
+         std::to_string(p.keep_layout));
+  }
   const int64_t c = x.shape()[1];
   const int64_t k = transposed ? w.shape()[1] * p.groups : w.shape()[0];
   if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0 || c == 0) {
@@ -57,6 +61,25 @@ Conv2dParams ParamsOf(const BackwardRecord& r) {
 std::vector<int64_t> IntsOf(int32_t kh, int32_t kw, const Conv2dParams& p) {
   return {kh,           kw,          p.stride_h,   p.stride_w,   p.pad_top, p.pad_left,
           p.pad_bottom, p.pad_right, p.dilation_h, p.dilation_w, p.groups};
+}
+
+// Whether an output follows x's layout: keep_layout asks for it and x is NHWC.
+bool KeepsNhwc(const Tensor& x, const Conv2dParams& p) {
+  return p.keep_layout != 0 && x.layout() == Layout::kNhwc;
+}
+
+// A new FLOAT (N, C, H, W) tensor from the context: dense NHWC when `nhwc`, else contiguous.
+Tensor NewImage(const Shape& nchw, bool nhwc, const OpContext& ctx) {
+  if (!nhwc) return internal::NewFloat(nchw, ctx);
+  return internal::NewFloat(Shape{nchw[0], nchw[2], nchw[3], nchw[1]}, ctx).Permute({0, 3, 1, 2});
+}
+
+// The params of a backward pass: the record's, with keep_layout set when both the output
+// gradient and the saved input are NHWC (the input gradient is then NHWC too).
+Conv2dParams BackwardParams(const BackwardRecord& r, const Tensor& g) {
+  Conv2dParams p = ParamsOf(r);
+  p.keep_layout = r.Saved(0).layout() == Layout::kNhwc && g.layout() == Layout::kNhwc;
+  return p;
 }
 
 // d/dbias of an (N, K, OH, OW) output: the sum of g over N, OH and OW.
@@ -95,13 +118,13 @@ internal::Temporary KernelWeights(const Tensor& w, const OpContext& ctx) {
 // d/dx and d/dw by the kernels, d/dbias = the sum of g over N, OH and OW.
 void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
-  const Conv2dParams p = ParamsOf(r);
+  const Conv2dParams p = BackwardParams(r, g);
   const Shape& xs = r.InputShape(0);
   const Shape& ws = r.InputShape(1);
   if (r.inputs()[0].node || r.inputs()[1].node) {
     Scratch scratch(xs, ws, p, ctx);
     if (r.inputs()[0].node) {
-      grads[0] = internal::NewFloat(xs, ctx);
+      grads[0] = NewImage(xs, p.keep_layout != 0, ctx);
       ctx.kernels.Conv2dBackwardInput(g, *KernelWeights(r.Saved(1), ctx), p, grads[0],
                                       scratch.floats());
     }
@@ -118,13 +141,13 @@ void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& c
 // gradient with x as the output gradient and g as the input.
 void ConvTranspose2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                              std::span<Tensor> grads) {
-  const Conv2dParams p = ParamsOf(r);
+  const Conv2dParams p = BackwardParams(r, g);
   const Shape& xs = r.InputShape(0);
   const Shape& ws = r.InputShape(1);
   if (r.inputs()[0].node || r.inputs()[1].node) {
     Scratch scratch(g.shape(), ws, p, ctx);
     if (r.inputs()[0].node) {
-      grads[0] = internal::NewFloat(xs, ctx);
+      grads[0] = NewImage(xs, p.keep_layout != 0, ctx);
       ctx.kernels.Conv2d(g, *KernelWeights(r.Saved(1), ctx), nullptr, p, grads[0],
                          scratch.floats());
     }
@@ -161,7 +184,7 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
                                " with its pads is too small for the dilated kernel (output " +
                                "would be " + std::to_string(oh) + " x " + std::to_string(ow) + ")");
   }
-  Tensor out = internal::NewFloat(Shape{x.shape()[0], w.shape()[0], oh, ow}, ctx);
+  Tensor out = NewImage(Shape{x.shape()[0], w.shape()[0], oh, ow}, KeepsNhwc(x, p), ctx);
   {
     Scratch scratch(x.shape(), w.shape(), p, ctx);
     ctx.kernels.Conv2d(x, *KernelWeights(w, ctx), bias, p, out, scratch.floats());
@@ -205,7 +228,7 @@ Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
                                " x " + std::to_string(ow) + "); use smaller pads");
   }
   const int64_t k = w.shape()[1] * p.groups;
-  Tensor out = internal::NewFloat(Shape{x.shape()[0], k, oh, ow}, ctx);
+  Tensor out = NewImage(Shape{x.shape()[0], k, oh, ow}, KeepsNhwc(x, tp.conv), ctx);
   {
     Scratch scratch(out.shape(), w.shape(), p, ctx);
     ctx.kernels.Conv2dBackwardInput(x, *KernelWeights(w, ctx), p, out, scratch.floats());

@@ -647,6 +647,9 @@ std::vector<Row> AllRows() {
            OpOf("BatchNorm2d", {&World::x, &World::plain, &World::plain},
                 {{"training", IntAttr(2)}}),
            kInvalid, "attribute 'training' must be 0 or 1 (got 2)"),
+      kRun("Conv2d keep_layout of two",
+           OpOf("Conv2d", {&World::x, &World::x}, {{"keep_layout", IntAttr(2)}}), kInvalid,
+           "attribute 'keep_layout' must be 0 (NCHW output) or 1"),
 
       // Backward: root, grad_output, inputs, retain_graph, placement.
       kBackward("root does not require grad",

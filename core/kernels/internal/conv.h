@@ -1,7 +1,7 @@
 // Conv2d kernels: the reference meaning (direct loops, double accumulation) and the fast path
-// (im2col + OpenBLAS sgemm). Shapes and contracts as TensorKernels::Conv2d* states them; both
-// stop between images, leaving the output incomplete, once the thread's CancelToken is
-// cancelled.
+// (im2col + OpenBLAS sgemm; oneDNN for dense NHWC activations). Shapes and contracts as
+// TensorKernels::Conv2d* states them; both stop between images, leaving the output incomplete, once
+// the thread's CancelToken is cancelled.
 #pragma once
 
 #include <cstdint>
@@ -35,13 +35,14 @@ void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, cons
                                    Tensor& grad_w);
 
 // Scratch of the fast kernels: one group's unfolded image, a dense copy of the weights and of
-// one image's output gradient.
-int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p);
+// one image's output gradient; with keep_layout, at least what the oneDNN path needs
+// (conv_dnnl.h), which takes dense NHWC activations on `threads` threads.
+int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch);
+                Tensor& out, std::span<float> scratch, int threads);
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch);
+                             Tensor& grad_x, std::span<float> scratch, int threads);
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch);
+                              Tensor& grad_w, std::span<float> scratch, int threads);
 
 }  // namespace onemodel::internal

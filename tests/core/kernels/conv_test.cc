@@ -5,6 +5,8 @@
 // in the reference's order, so the reference matches it bit for bit; the gradients scatter where
 // the reference gathers); every fast variant against the reference within MatMulErrorBound over the
 // terms each output sums (docs/kernels.md). Outputs sit inside sentinel memory that must survive.
+// Every other problem is NHWC with keep_layout (activations and gradients dense NHWC, outputs
+// too), which the fast kernels give to oneDNN.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "core/kernels/accuracy.h"
+#include "core/kernels/internal/conv_dnnl.h"
 #include "core/kernels/kernel_set.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
@@ -30,6 +33,7 @@ struct Problem {
   Conv2dParams p;
   int64_t n, c, h, w, k, kh, kw, oh, ow;
   bool bias;
+  bool nhwc = false;  // x, the output gradient, y and grad_x dense NHWC; keep_layout = 1
 };
 
 Problem RandomProblem(std::mt19937& rng) {
@@ -65,6 +69,8 @@ Problem RandomProblem(std::mt19937& rng) {
     // output's extents (ConvTranspose2d with output_padding at or above the stride).
     if (q.oh >= 2 && rng() % 5 == 0) --q.oh;
     if (q.ow >= 2 && rng() % 5 == 0) --q.ow;
+    q.nhwc = rng() % 2 == 0;
+    q.p.keep_layout = q.nhwc ? 1 : 0;
     if (q.oh >= 1 && q.ow >= 1) return q;
   }
 }
@@ -95,13 +101,23 @@ Placed Random(const Shape& shape, std::mt19937& rng, Allocator& pool) {
   return t;
 }
 
-// A contiguous NCHW output inside sentinel memory.
-Placed Output(const Shape& shape, Allocator& pool) {
+// A contiguous NCHW (nhwc: dense NHWC) output inside sentinel memory.
+Placed Output(const Shape& shape, Allocator& pool, bool nhwc = false) {
   Placed t;
   t.whole = Tensor::Empty(Shape{shape.ElementCount() + 32}, DType::kFloat, pool);
   t.whole.Fill(std::bit_cast<float>(kernel_test::kSentinelBits));
-  const std::vector<int64_t> extents(shape.extents().begin(), shape.extents().end());
+  std::vector<int64_t> extents(shape.extents().begin(), shape.extents().end());
+  if (nhwc) extents = {extents[0], extents[2], extents[3], extents[1]};
   t.view = t.whole.Slice(0, 16, 16 + shape.ElementCount()).TryReshape(extents).value();
+  if (nhwc) t.view = t.view.Permute({0, 3, 1, 2});
+  return t;
+}
+
+// A random dense NHWC tensor (no sentinels: inputs are only read).
+Placed RandomNhwc(const Shape& shape, std::mt19937& rng, Allocator& pool) {
+  Placed t = Output(shape, pool, true);
+  std::uniform_real_distribution<float> value(-1, 1);
+  kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) { t.view.Set(i, value(rng)); });
   return t;
 }
 
@@ -116,10 +132,11 @@ struct Inputs {
 
 Inputs RandomInputs(const Problem& q, std::mt19937& rng, Allocator& pool) {
   Inputs in;
-  in.x = Random(Shape{q.n, q.c, q.h, q.w}, rng, pool);
+  const Shape xs{q.n, q.c, q.h, q.w}, gs{q.n, q.k, q.oh, q.ow};
+  in.x = q.nhwc ? RandomNhwc(xs, rng, pool) : Random(xs, rng, pool);
   in.w = Random(Shape{q.k, q.c / q.p.groups, q.kh, q.kw}, rng, pool);
   in.b = Random(Shape{q.k}, rng, pool);
-  in.g = Random(Shape{q.n, q.k, q.oh, q.ow}, rng, pool);
+  in.g = q.nhwc ? RandomNhwc(gs, rng, pool) : Random(gs, rng, pool);
   return in;
 }
 
@@ -128,7 +145,8 @@ Results RunKernels(const TensorKernels& kernels, const Problem& q, const Inputs&
   const Shape xs{q.n, q.c, q.h, q.w}, ws{q.k, q.c / q.p.groups, q.kh, q.kw};
   Tensor scratch =
       Tensor::Empty(Shape{kernels.Conv2dScratchFloats(xs, ws, q.p)}, DType::kFloat, pool);
-  Results r{Output(Shape{q.n, q.k, q.oh, q.ow}, pool), Output(xs, pool), Output(ws, pool)};
+  Results r{Output(Shape{q.n, q.k, q.oh, q.ow}, pool, q.nhwc), Output(xs, pool, q.nhwc),
+            Output(ws, pool)};
   kernels.Conv2d(in.x.view, in.w.view, q.bias ? &in.b.view : nullptr, q.p, r.y.view,
                  scratch.MutableData<float>());
   kernels.Conv2dBackwardInput(in.g.view, in.w.view, q.p, r.gx.view, scratch.MutableData<float>());
@@ -178,8 +196,12 @@ Oracle Brute(const Problem& q, const Inputs& in) {
   return o;
 }
 
+// The elements in logical (N, C, H, W) order.
 std::vector<float> Values(const Placed& t) {
-  return {t.view.Data<float>().begin(), t.view.Data<float>().end()};
+  std::vector<float> v;
+  kernel_test::ForEachIndex(t.view.shape(),
+                            [&](std::span<const int64_t> i) { v.push_back(t.view.At<float>(i)); });
+  return v;
 }
 
 class Conv2dTest : public ::testing::TestWithParam<Variant> {
@@ -276,6 +298,29 @@ TEST_P(Conv2dFastTest, WithinTheBoundOfTheReferenceOnRandomProblems) {
 
 INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
                          kernel_test::ParamName);
+
+#ifndef __SANITIZE_THREAD__  // the TSan build leaves oneDNN out (docs/kernels.md)
+TEST(Conv2dOneDnnTest, TakesDenseNhwcActivationsAndKeepsItsCacheBounded) {
+  BufferPool pool;
+  std::mt19937 rng(13);
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  Problem q = RandomProblem(rng);
+  while (!q.nhwc || q.oh != ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h,
+                                             q.p.pad_top, q.p.pad_bottom, q.p.dilation_h)) {
+    q = RandomProblem(rng);
+  }
+  const Inputs in = RandomInputs(q, rng, pool);
+  const internal::DnnlConvCacheStats before = internal::DnnlConvCache();
+  RunKernels(fast, q, in, pool);
+  const internal::DnnlConvCacheStats after = internal::DnnlConvCache();
+  EXPECT_GE(after.hits + after.misses, before.hits + before.misses + 3);  // three passes
+  // Shapes beyond the capacity push the least recently used primitives out.
+  for (int64_t h = 1; h <= internal::kDnnlConvCacheCapacity / 4 + 2; ++h) {
+    fast.Conv2dScratchFloats(Shape{1, 2, h, 3}, Shape{2, 2, 1, 1}, {.keep_layout = 1});
+  }
+  EXPECT_EQ(internal::DnnlConvCache().entries, internal::kDnnlConvCacheCapacity);
+}
+#endif
 
 }  // namespace
 }  // namespace onemodel

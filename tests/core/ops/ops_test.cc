@@ -137,6 +137,42 @@ TEST_F(OpsTest, Conv2dAddsTheBiasAndWritesNchw) {
   EXPECT_EQ(Values(y), (std::vector<float>{5.5f, 6.5f, 7.5f, 8.5f}));
 }
 
+TEST_F(OpsTest, Conv2dKeepLayoutWritesAnNhwcInputsLayoutWithTheSameValues) {
+  // Exact kernels: the NHWC output and the input gradient (from an NHWC output gradient) hold
+  // the NCHW path's values bit for bit; an NCHW input keeps the NCHW output.
+  const OpContext exact{pool_, KernelSet::Get(KernelChoice::kExact)};
+  std::vector<float> xv(2 * 3 * 5 * 4), wv(6 * 3 * 3 * 2), gv(2 * 6 * 3 * 4);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.7f * static_cast<float>(i));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.3f * static_cast<float>(i));
+  for (size_t i = 0; i < gv.size(); ++i) gv[i] = std::sin(1.3f * static_cast<float>(i));
+  const Tensor nchw = Vec(xv, Shape{2, 3, 5, 4}).WithRequiresGrad();
+  const Tensor nhwc = nchw.ToLayout(Layout::kNhwc, pool_).WithRequiresGrad();
+  const Tensor w = Vec(wv, Shape{6, 3, 3, 2});
+  const Tensor b = Vec({1, 2, 3, 4, 5, 6}, Shape{6});
+  const Conv2dParams p{.stride_h = 2, .pad_top = 1, .pad_left = 1, .pad_bottom = 1};
+  Conv2dParams keep = p;
+  keep.keep_layout = 1;
+  const Tensor want = ops::Conv2d(nchw, w, &b, p, exact);
+  const Tensor got = ops::Conv2d(nhwc, w, &b, keep, exact);
+  EXPECT_EQ(got.layout(), Layout::kNhwc);
+  EXPECT_EQ(Values(got), Values(want));
+  EXPECT_TRUE(ops::Conv2d(nchw, w, &b, keep, exact).IsContiguous());
+  const Tensor g = Vec(gv, want.shape());
+  const Tensor g_nhwc = g.ToLayout(Layout::kNhwc, pool_);
+  const std::vector<Tensor> want_grad = Backward(want, &g, std::vector<Tensor>{nchw}, exact);
+  const std::vector<Tensor> got_grad = Backward(got, &g_nhwc, std::vector<Tensor>{nhwc}, exact);
+  EXPECT_EQ(got_grad[0].layout(), Layout::kNhwc);
+  EXPECT_EQ(Values(got_grad[0]), Values(want_grad[0]));
+  ConvTranspose2dParams tkeep{.conv = keep};
+  const Tensor wt = Vec(wv, Shape{3, 6, 3, 2});
+  const Tensor t = ops::ConvTranspose2d(nhwc, wt, nullptr, tkeep, exact);
+  EXPECT_EQ(t.layout(), Layout::kNhwc);
+  EXPECT_EQ(Values(t), Values(ops::ConvTranspose2d(nchw, wt, nullptr, {.conv = p}, exact)));
+  keep.keep_layout = 2;
+  ExpectError<TensorShapeException>([&] { ops::Conv2d(nhwc, w, &b, keep, exact); },
+                                    {"keep_layout must be 0", "got 2"});
+}
+
 TEST_F(OpsTest, ConvTranspose2dValidatesItsArguments) {
   const Tensor x = Tensor::Empty(Shape{1, 4, 3, 3}, DType::kFloat, pool_, true);
   const Tensor w = Tensor::Empty(Shape{4, 3, 2, 2}, DType::kFloat, pool_, true);
@@ -244,23 +280,34 @@ TEST_F(OpsTest, ConvTranspose2dFastIsWithinConv2dsInputGradientBoundOfTheReferen
 
 TEST_F(OpsTest, Conv2dScratchComesFromTheArena) {
   // After one warm-up run, a run in the same arena rents nothing from the pool, with every
-  // kernel variant (the fast ones need im2col scratch), backward included.
-  Tensor x = Tensor::Empty(Shape{2, 8, 12, 12}, DType::kFloat, pool_, true).WithRequiresGrad();
+  // kernel variant (the fast ones need im2col scratch, or oneDNN's reordered weights and
+  // scratchpad for NHWC with keep_layout), backward included.
+  const Tensor nchw = Tensor::Empty(Shape{2, 8, 12, 12}, DType::kFloat, pool_, true);
   Tensor w = Tensor::Empty(Shape{16, 8, 3, 3}, DType::kFloat, pool_, true).WithRequiresGrad();
-  for (const TensorKernels* kernels : KernelSet::Available()) {
-    Arena arena(pool_);
-    const OpContext ctx{arena, *kernels};
-    auto run = [&] {
-      const Tensor y = ops::Conv2d(x, w, nullptr, {.pad_top = 1, .pad_left = 1}, ctx);
-      const std::vector<Tensor> inputs{x, w};
-      Backward(ops::Sum(y, {}, false, ctx), nullptr, inputs, ctx);
-      arena.Reset();
-    };
-    run();
-    const PoolStats before = pool_.Stats();
-    run();
-    const PoolStats after = pool_.Stats();
-    EXPECT_EQ(after.hits + after.misses, before.hits + before.misses) << kernels->name();
+  const Tensor g = Tensor::Empty(Shape{2, 11, 11, 16}, DType::kFloat, pool_, true);
+  const Tensor g_nhwc = g.Permute({0, 3, 1, 2});  // y's (2, 16, 11, 11), dense NHWC
+  for (const int32_t keep : {0, 1}) {
+    Tensor x = (keep ? nchw.ToLayout(Layout::kNhwc, pool_) : nchw).WithRequiresGrad();
+    for (const TensorKernels* kernels : KernelSet::Available()) {
+      Arena arena(pool_);
+      const OpContext ctx{arena, *kernels};
+      auto run = [&] {
+        const Tensor y =
+            ops::Conv2d(x, w, nullptr, {.pad_top = 1, .pad_left = 1, .keep_layout = keep}, ctx);
+        const std::vector<Tensor> inputs{x, w};
+        if (keep) {
+          Backward(y, &g_nhwc, inputs, ctx);
+        } else {
+          Backward(ops::Sum(y, {}, false, ctx), nullptr, inputs, ctx);
+        }
+        arena.Reset();
+      };
+      run();
+      const PoolStats before = pool_.Stats();
+      run();
+      const PoolStats after = pool_.Stats();
+      EXPECT_EQ(after.hits + after.misses, before.hits + before.misses) << kernels->name();
+    }
   }
 }
 

@@ -600,6 +600,8 @@ TEST_F(OpRegistryTest, AttributeErrorsSayWhatWasExpected) {
       {{"group", IntAttr(0)},
        "attribute 'group' must be >= 1 and divide the input and output channels (got 0)"},
       {{"group", FloatAttr(2)}, "attribute 'group' must be an int (i) (got a float (f))"},
+      {{"keep_layout", IntAttr(2)},
+       "attribute 'keep_layout' must be 0 (NCHW output) or 1 (an NHWC input's layout) (got 2)"},
   };
   for (const auto& [attribute, message] : conv) {
     EXPECT_EQ(ErrorOf([&] { Call("Conv2d", {img, w}, {attribute}); }), message);
@@ -615,6 +617,20 @@ TEST_F(OpRegistryTest, Conv2dTakesAnOptionalBiasAndSymmetricPads) {
   ASSERT_EQ(plain.shape(), (Shape{1, 2, 4, 4}));
   ASSERT_EQ(biased.shape(), plain.shape());
   EXPECT_EQ(biased.At<float>({0, 1, 2, 3}), plain.At<float>({0, 1, 2, 3}) + 2.0f);
+}
+
+TEST_F(OpRegistryTest, Conv2dKeepLayoutWritesAnNhwcInputsLayout) {
+  const Tensor img = Iota(Shape{1, 2, 4, 4}).ToLayout(Layout::kNhwc, pool_);
+  const Tensor w = Iota(Shape{3, 2, 3, 3});
+  const Tensor nchw = Call("Conv2d", {img, w}, {{"pads", IntsAttr({1, 1})}});
+  const Tensor nhwc =
+      Call("Conv2d", {img, w}, {{"pads", IntsAttr({1, 1})}, {"keep_layout", IntAttr(1)}});
+  EXPECT_EQ(nchw.layout(), Layout::kNchw);
+  ASSERT_EQ(nhwc.layout(), Layout::kNhwc);
+  EXPECT_EQ(nhwc.At<float>({0, 2, 1, 3}), nchw.At<float>({0, 2, 1, 3}));
+  const Tensor t = Call("ConvTranspose2d", {img, Iota(Shape{2, 3, 2, 2})},
+                        {{"keep_layout", IntAttr(1)}});
+  EXPECT_EQ(t.layout(), Layout::kNhwc);
 }
 
 TEST_F(OpRegistryTest, ConvTranspose2dTakesAnOptionalBiasAndChecksOutputPadding) {
