@@ -8,7 +8,8 @@ aten.max_pool2d_with_indices.out, the kernel F.max_pool2d runs on CPU); the back
 MLP step go through autograd as a user's code would. Relu has no out= form: its case is
 clamp_min(x, 0, out=), the same values (aten.relu.out ran 7x slower here, 145 ms against
 19 ms, and torch.relu allocates and page-faults a fresh output on every call). MaxPool2d input is channels-last,
-PyTorch's faster layout for it.
+PyTorch's faster layout for it. Conv2d (issue 16) has no out= form: F.conv2d allocates its
+output, input and weight channels-last; the CNN step is torch_reference.py's lenet_loss.
 """
 import ctypes
 import os
