@@ -40,12 +40,12 @@ struct ConvLayer {
 constexpr Conv2dParams kPad1{.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1};
 constexpr ConvLayer kResnet3x3{8, 64, 56, 56, 64, 3, 3, kPad1};
 constexpr ConvLayer kResnet1x1{8, 256, 56, 56, 64, 1, 1, {}};
-constexpr ConvLayer kStem7x7{
-    1, 3, 224, 224, 64, 7, 7,
-    {.stride_h = 2, .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3}};
-constexpr ConvLayer kDepthwise{8, 32, 112, 112, 32, 3, 3,
-                               {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
-                                .groups = 32}};
+constexpr Conv2dParams kStride2Pad3{
+    .stride_h = 2, .stride_w = 2, .pad_top = 3, .pad_left = 3, .pad_bottom = 3, .pad_right = 3};
+constexpr ConvLayer kStem7x7{1, 3, 224, 224, 64, 7, 7, kStride2Pad3};
+constexpr Conv2dParams kDepthwisePad1{
+    .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 32};
+constexpr ConvLayer kDepthwise{8, 32, 112, 112, 32, 3, 3, kDepthwisePad1};
 
 // The pool, fast kernels and arena behind every case (compare_runner runs one case at a time).
 struct Runtime {

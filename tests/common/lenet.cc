@@ -43,8 +43,8 @@ LeNet::LeNet(int64_t image_size, std::mt19937& rng, Allocator& a) {
 Tensor LeNet::Loss(const Tensor& x, const Tensor& labels, const OpContext& ctx) const {
   const auto& p = params_;
   const Tensor h1 = ops::ReluMaxPool2d(ops::Conv2d(x, p[0], &p[1], kSame3x3, ctx), kMaxPool, ctx);
-  const Tensor h2 = ops::AvgPool2d(ops::Relu(ops::Conv2d(h1, p[2], &p[3], kSame3x3, ctx), ctx),
-                                   kAvgPool, ctx);
+  const Tensor h2 =
+      ops::AvgPool2d(ops::Relu(ops::Conv2d(h1, p[2], &p[3], kSame3x3, ctx), ctx), kAvgPool, ctx);
   const int64_t flat[] = {x.shape()[0], -1};
   const Tensor z = ops::Add(ops::MatMul(ops::Reshape(h2, flat, ctx), p[4], ctx), p[5], ctx);
   return ops::NllLoss(ops::LogSoftmax(z, 1, ctx), labels, nullptr, {}, ctx);

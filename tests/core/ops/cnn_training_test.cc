@@ -1,7 +1,7 @@
 // Issue 16's training proof in this process: tests/common/lenet.h's CNN (Conv2d, ReluMaxPool2d,
 // Relu, AvgPool2d, MatMul, LogSoftmax, NllLoss) trained 100 SGD steps on seeded random images
-// (a brightened row tells the class) with the exact and the fast kernels; every step's loss must match PyTorch's (the same model,
-// weights and batches in torch_reference.py) within 1e-4 relative.
+// (a brightened row tells the class) with the exact and the fast kernels; every step's loss must
+// match PyTorch's (the same model, weights and batches in torch_reference.py) within 1e-4 relative.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,7 +47,8 @@ TEST(CnnTrainingTest, LeNetTrainsLikePyTorchWithEitherKernels) {
   in << "cnn " << kSteps << " " << torch_bridge::Hex(kLr) << " " << kBatch << "\n";
   {
     std::mt19937 r = init_rng;
-    for (const Tensor& p : LeNet(kSize, r, pool).params()) torch_bridge::WriteTensor(in, "tensor", p);
+    const LeNet initial(kSize, r, pool);
+    for (const Tensor& p : initial.params()) torch_bridge::WriteTensor(in, "tensor", p);
   }
   torch_bridge::WriteTensor(in, "tensor", images);
   torch_bridge::WriteTensor(in, "tensor", label_values);
