@@ -193,6 +193,19 @@ def values(t):
     return "values %d %s" % (len(flat), " ".join(float(v).hex() for v in flat))
 
 
+def sgd_step(loss, params, lr):
+    """Gradients of loss, then p -= lr * g in place (the product rounded first)."""
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p.sub_(g * lr)
+
+
+def losses_line(losses):
+    """The `losses COUNT L...` line of a training run, values as float.hex()."""
+    return "losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses))
+
+
 def mlp(header, tensors, out):
     steps, lr = int(header[0]), float.fromhex(header[1])
     w1, b1, w2, b2, x, onehot = tensors
@@ -202,12 +215,9 @@ def mlp(header, tensors, out):
         h = torch.relu(torch.matmul(x, params[0]) + params[1])
         logp = torch.log_softmax(torch.matmul(h, params[2]) + params[3], dim=1)
         loss = -torch.mean(torch.sum(logp * onehot, dim=1))
-        grads = torch.autograd.grad(loss, params)
-        with torch.no_grad():
-            for p, g in zip(params, grads):
-                p.sub_(g * lr)
+        sgd_step(loss, params, lr)
         losses.append(loss.item())
-    out.write("losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses)))
+    out.write(losses_line(losses))
 
 
 def lenet_loss(x, labels, params):
@@ -221,14 +231,6 @@ def lenet_loss(x, labels, params):
     return F.nll_loss(torch.log_softmax(z, 1), labels)
 
 
-def sgd_step(loss, params, lr):
-    """Gradients of loss, then p -= lr * g in place (the product rounded first)."""
-    grads = torch.autograd.grad(loss, params)
-    with torch.no_grad():
-        for p, g in zip(params, grads):
-            p.sub_(g * lr)
-
-
 def cnn(header, tensors, out):
     steps, lr, batch = int(header[0]), float.fromhex(header[1]), int(header[2])
     params = [p.clone().requires_grad_(True) for p in tensors[:6]]
@@ -239,7 +241,7 @@ def cnn(header, tensors, out):
         loss = lenet_loss(x[start:start + batch], labels[start:start + batch], params)
         sgd_step(loss, params, lr)
         losses.append(loss.item())
-    out.write("losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses)))
+    out.write(losses_line(losses))
 
 
 def main():
