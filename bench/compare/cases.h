@@ -13,12 +13,19 @@
 #include <map>
 #include <string>
 
+#include "core/memory/allocator.h"
+#include "core/shape/shape.h"
+#include "core/tensor/tensor.h"
+
 namespace onemodel::bench {
 
 struct Case {
   double work = 1;            // bytes, flops or operations per call of run
   std::function<void()> run;  // one call of the measured work
 };
+
+// A FLOAT tensor of `shape` in `allocator` with deterministic values in [-1, 1) from `seed`.
+Tensor Filled(const Shape& shape, uint32_t seed, Allocator& allocator);
 
 // Case name -> its setup (called once, on the first request).
 using CaseRegistry = std::map<std::string, std::function<Case()>>;
@@ -33,5 +40,8 @@ void AddMlpCase(CaseRegistry& cases);
 void AddOptimCases(CaseRegistry& cases);
 // An Embedding lookup: 65536 ids into a [32768, 256] table.
 void AddIndexingCases(CaseRegistry& cases);
+// Conv2d forward on ResNet-50 / MobileNet layer shapes, the 3x3 layer's gradients, and one SGD
+// step of tests/common/lenet.h's CNN.
+void AddConvCases(CaseRegistry& cases);
 
 }  // namespace onemodel::bench

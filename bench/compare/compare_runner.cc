@@ -54,6 +54,7 @@ int Serve() {
   AddMlpCase(registry);
   AddOptimCases(registry);
   AddIndexingCases(registry);
+  AddConvCases(registry);
   std::map<std::string, Ready> ready;
   std::string line;
   while (std::getline(std::cin, line)) {

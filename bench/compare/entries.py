@@ -114,6 +114,23 @@ ENTRIES = [
     _bw("layernorm_8192x1024_vs_bandwidth", "layernorm_8192x1024", "copy_16m", 0.8),
     Entry("layernorm_vs_torch", "GB/s", ("ours", "layernorm_8192x1024"),
           ("torch", "layernorm_8192x1024"), "torch F.layer_norm, no grad", 3.0, "bandwidth"),
+    # Issue 16: convolution layers of ResNet-50 and MobileNet (conv_cases.cc), ours with NHWC
+    # input against PyTorch channels-last, no bias; the LeNet step of tests/common/lenet.h.
+    *[Entry(case + "_vs_torch", "GFLOPS", ("ours", case), ("torch", case),
+            "torch F.conv2d, channels-last, no grad", 1.0, limit, settle=True)
+      for case, limit in (("conv_resnet_3x3", "compute"), ("conv_resnet_1x1", "compute"),
+                          ("conv_stem_7x7", "compute"), ("conv_depthwise", "bandwidth"))],
+    Entry("conv_3x3_vs_peak", "GFLOPS", ("ours", "conv_resnet_3x3"), ("ours", "fma_peak"),
+          "FP32 FMA peak, all threads (same run)", 0.75, "compute", settle=True),
+    Entry("conv_backward_vs_torch", "GFLOPS", ("ours", "conv_resnet_3x3_backward"),
+          ("torch", "conv_resnet_3x3_backward"),
+          "torch autograd.grad of input and weight, channels-last", 1.0, "compute", settle=True),
+    Entry("conv_vs_onnxruntime", "GFLOPS", ("ours", "conv_resnet_3x3"),
+          ("ort", "conv_resnet_3x3"), "onnxruntime-node Conv NCHW, weight an initializer "
+          "(node time)", 1.0, "compute", settle=True),
+    Entry("cnn_step_vs_torch", "ms", ("ours", "cnn_step"), ("torch", "cnn_step"),
+          "torch autograd + SGD step, the same CNN", 1.0, "per-op overhead, compute",
+          settle=True),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

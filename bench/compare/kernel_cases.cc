@@ -36,16 +36,8 @@ const FastKernels& Fast() {
   return fast;
 }
 
-// A float tensor of `shape` with deterministic values in [-1, 1).
-Tensor Filled(const Shape& shape, uint32_t seed) {
-  Tensor t = Tensor::Empty(shape, DType::kFloat, Pool());
-  uint32_t state = seed;
-  for (float& v : t.MutableData<float>()) {
-    state = state * 1664525u + 1013904223u;
-    v = static_cast<float>(state >> 8) * 0x1p-23f - 1.0f;
-  }
-  return t;
-}
+// A float tensor of `shape` in the pool with deterministic values in [-1, 1).
+Tensor Filled(const Shape& shape, uint32_t seed) { return bench::Filled(shape, seed, Pool()); }
 
 // The pooling input [8, 64, 112, 112] in `layout`, shared by the pooling cases.
 Tensor PoolInput(Layout layout) {

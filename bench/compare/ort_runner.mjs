@@ -1,4 +1,4 @@
-// The ONNX Runtime side of bench/compare: single-node models (Add, MatMul, MaxPool) in npm
+// The ONNX Runtime side of bench/compare: single-node models (Add, MatMul, MaxPool, Conv) in npm
 // onnxruntime-node, on as many intra-op threads as the machine has (one inter-op thread,
 // sequential execution, all graph optimizations). Speaks runner_protocol.py's protocol on
 // stdin/stdout: "info", or "CASE MIN_SECONDS" -> {"case", "seconds", "calls", "run_seconds"}.
@@ -33,21 +33,31 @@ const CASES = {
   matmul_1024: () => model('MatMul', [[1024, 1024], [1024, 1024]], [1024, 1024]),
   maxpool_nchw: () => model('MaxPool', [[8, 64, 112, 112]], [8, 64, 56, 56],
       {kernel_shape: [3, 3], strides: [2, 2], pads: [1, 1, 1, 1]}),
+  // conv_cases.cc's ResNet 3x3 layer; the weight an initializer, as in an exported model.
+  conv_resnet_3x3: () => model('Conv', [[8, 64, 56, 56], [64, 64, 3, 3]], [8, 64, 56, 56],
+      {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}, ['x1']),
 };
 
-// A case: the model's bytes, its feeds (deterministic values in [-1, 1)) and its node's name.
-function model(opType, inputDims, outputDims, attributes) {
+// A case: the model's bytes, its feeds (deterministic values in [-1, 1)) and its node's name;
+// the inputs named in `constants` are initializers with such values instead of feeds.
+function model(opType, inputDims, outputDims, attributes, constants = []) {
   let state = 1;
   const feeds = {};
+  const initializers = {};
   inputDims.forEach((dims, i) => {
     const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
     for (let k = 0; k < data.length; ++k) {
       state = (state * 1664525 + 1013904223) >>> 0;
       data[k] = (state >>> 8) * 2 ** -23 - 1;
     }
-    feeds[`x${i}`] = new ort.Tensor('float32', data, dims);
+    if (constants.includes(`x${i}`)) {
+      initializers[`x${i}`] = data;
+    } else {
+      feeds[`x${i}`] = new ort.Tensor('float32', data, dims);
+    }
   });
-  return {bytes: singleNodeModel(opType, inputDims, outputDims, attributes), feeds, node: opType};
+  return {bytes: singleNodeModel(opType, inputDims, outputDims, attributes, initializers), feeds,
+    node: opType};
 }
 
 const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-bench-'));

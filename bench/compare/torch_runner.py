@@ -8,7 +8,8 @@ aten.max_pool2d_with_indices.out, the kernel F.max_pool2d runs on CPU); the back
 MLP step go through autograd as a user's code would. Relu has no out= form: its case is
 clamp_min(x, 0, out=), the same values (aten.relu.out ran 7x slower here, 145 ms against
 19 ms, and torch.relu allocates and page-faults a fresh output on every call). MaxPool2d input is channels-last,
-PyTorch's faster layout for it.
+PyTorch's faster layout for it. Conv2d (issue 16) has no out= form: F.conv2d allocates its
+output, input and weight channels-last; the CNN step is torch_reference.py's lenet_loss.
 """
 import ctypes
 import os
@@ -17,8 +18,11 @@ import sys
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "../../tests/core/ops"))
 from runner_protocol import serve  # noqa: E402
+from torch_reference import lenet_loss, sgd_step  # noqa: E402
 
 N = 16 << 20
 POOL = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])
@@ -125,6 +129,55 @@ def layernorm():
     return run
 
 
+def channels_last(*shape):
+    """A tensor of `shape` with values in [-1, 1), in channels-last memory."""
+    return (torch.rand(*shape) * 2 - 1).contiguous(memory_format=torch.channels_last)
+
+
+# conv_cases.cc's layers: x (n, c, h, w), k output channels, kernel, stride, padding, groups.
+CONV_LAYERS = {
+    "conv_resnet_3x3": ((8, 64, 56, 56), 64, 3, 1, 1, 1),
+    "conv_resnet_1x1": ((8, 256, 56, 56), 64, 1, 1, 0, 1),
+    "conv_stem_7x7": ((1, 3, 224, 224), 64, 7, 2, 3, 1),
+    "conv_depthwise": ((8, 32, 112, 112), 32, 3, 1, 1, 32),
+}
+
+
+def conv_inputs(name, grad):
+    """The layer's x and weight, channels-last (PyTorch's faster layout for conv here)."""
+    (n, c, h, w), k, kernel, stride, pad, groups = CONV_LAYERS[name]
+    x = channels_last(n, c, h, w).requires_grad_(grad)
+    wt = channels_last(k, c // groups, kernel, kernel).requires_grad_(grad)
+    return x, wt, dict(stride=stride, padding=pad, groups=groups)
+
+
+def conv_forward(name):
+    """F.conv2d without bias, no grad (it has no out= form: the output is allocated)."""
+    x, wt, args = conv_inputs(name, False)
+
+    def run():
+        with torch.no_grad():
+            F.conv2d(x, wt, None, **args)
+    return run
+
+
+def conv_backward(name):
+    """The input and weight gradients of the layer's recorded conv2d (graph retained)."""
+    x, wt, args = conv_inputs(name, True)
+    y = F.conv2d(x, wt, None, **args)
+    g = torch.ones_like(y)
+    return lambda: torch.autograd.grad(y, (x, wt), g, retain_graph=True)
+
+
+def cnn_step():
+    """conv_cases.cc's cnn_step: tests/common/lenet.h's CNN, batch 64 of 28x28, SGD lr 0.01."""
+    x = torch.rand(64, 1, 28, 28) * 2 - 1
+    labels = torch.arange(64) % 10
+    params = [((torch.rand(*s) * 2 - 1) * 0.1).requires_grad_()
+              for s in [(6, 1, 3, 3), (6,), (12, 6, 3, 3), (12,), (588, 10), (10,)]]
+    return lambda: sgd_step(lenet_loss(x, labels, params), params, 0.01)
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -138,6 +191,9 @@ CASES = {
     "mlp_step": mlp_step,
     "adamw_1m": adamw_1m,
     "layernorm_8192x1024": layernorm,
+    **{name: (lambda name=name: conv_forward(name)) for name in CONV_LAYERS},
+    "conv_resnet_3x3_backward": lambda: conv_backward("conv_resnet_3x3"),
+    "cnn_step": cnn_step,
 }
 
 if __name__ == "__main__":

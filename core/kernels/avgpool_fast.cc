@@ -3,7 +3,8 @@
 // for unit strides, the elementwise Add row otherwise), then divided, so values are the
 // reference's bit for bit. Runs are output columns
 // of one row when the input's x stride is 1 and the row is wide, otherwise the channels of
-// one output pixel. Units (output rows) are split over the thread pool.
+// one output pixel (with channel stride 1, avgpool_simd.cc's per-target loop, the sums in
+// registers). Units (output rows) are split over the thread pool.
 #include <algorithm>
 #include <cstdint>
 
@@ -29,6 +30,7 @@ struct AvgPlan {
   int64_t si[4] = {}, so[4] = {};
   AvgPool2dParams p;
   BinaryRowFn add = nullptr, div = nullptr;
+  void (*pixel)(const AvgPixel& px) = nullptr;
 };
 
 // acc[i] += src[i * stride] for i < n.
@@ -73,31 +75,8 @@ void RowUnit(const AvgPlan& a, int64_t u) {
   }
 }
 
-// Channels of one output pixel with unit channel stride, kLanes at a time: the sums stay in
-// registers over the whole window. Returns the first channel not done.
-constexpr int64_t kLanes = 16;
-int64_t PixelLanes(const AvgPlan& a, const float* image, AvgSpan ys, AvgSpan xs, float divisor,
-                   float* opix) {
-  int64_t c0 = 0;
-  for (; c0 + kLanes <= a.c; c0 += kLanes) {
-    float sum[kLanes] = {};
-    for (int64_t y = ys.lo; y < ys.hi; ++y) {
-      for (int64_t x = xs.lo; x < xs.hi; ++x) {
-        const float* src = image + y * a.si[2] + x * a.si[3] + c0;
-        for (int64_t i = 0; i < kLanes; ++i) sum[i] += src[i];
-      }
-    }
-    for (int64_t i = 0; i < kLanes; ++i) sum[i] /= divisor;  // divps
-    if (a.so[1] == 1) {
-      std::copy(sum, sum + kLanes, opix + c0);
-    } else {
-      for (int64_t i = 0; i < kLanes; ++i) opix[(c0 + i) * a.so[1]] = sum[i];
-    }
-  }
-  return c0;
-}
-
-// Output row (n, oy) of every channel, runs of channels.
+// Output row (n, oy) of every channel: the per-target pixel loop (channel stride 1), or runs
+// of channels.
 void PixelUnit(const AvgPlan& a, int64_t u) {
   const AvgPool2dParams& p = a.p;
   const int64_t oy = u % a.oh, n = u / a.oh;
@@ -108,8 +87,11 @@ void PixelUnit(const AvgPlan& a, int64_t u) {
     const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, a.w, p.count_include_pad);
     const float divisor = static_cast<float>(ys.count * xs.count);
     float* opix = a.out + n * a.so[0] + oy * a.so[2] + ox * a.so[3];
-    const int64_t start = a.si[1] == 1 ? PixelLanes(a, image, ys, xs, divisor, opix) : 0;
-    for (int64_t c0 = start; c0 < a.c; c0 += kRun) {
+    if (a.si[1] == 1) {
+      a.pixel({image, a.si[2], a.si[3], ys, xs, a.c, divisor, opix, a.so[1]});
+      continue;
+    }
+    for (int64_t c0 = 0; c0 < a.c; c0 += kRun) {
       const int64_t m = std::min(kRun, a.c - c0);
       std::fill(acc, acc + m, 0.0f);
       for (int64_t y = ys.lo; y < ys.hi; ++y) {
@@ -146,6 +128,7 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
   const ElementwiseSimd& simd = ElementwiseSimdFor(target);
   a.add = simd.binary[static_cast<int>(BinaryOp::kAdd)];
   a.div = simd.binary[static_cast<int>(BinaryOp::kDiv)];
+  a.pixel = AvgPoolSimdFor(target).pixel;
   const int64_t outputs = a.n * a.c * a.oh * a.ow;
   if (outputs == 0) return;
 

@@ -29,6 +29,24 @@ inline AvgSpan AvgClip(int64_t o, int32_t stride, int32_t pad, int32_t kernel, i
   return {lo, hi, count_include_pad ? padded_end - start : hi - lo};
 }
 
+// One output pixel of an input with channel stride 1: every channel's window sum (rows ys,
+// columns xs, each in bounds and non-empty or empty) divided by `divisor`, into out[c * so].
+struct AvgPixel {
+  const float* image = nullptr;  // element (n, 0, 0, 0)
+  int64_t sy = 0, sx = 0;        // the input's row and column strides
+  AvgSpan ys{}, xs{};
+  int64_t c = 0;
+  float divisor = 1;
+  float* out = nullptr;  // channel 0 of the output pixel
+  int64_t so = 1;        // the output's channel stride
+};
+
+// The per-target loops of avgpool_simd.cc (compiled once per SIMD target).
+struct AvgPoolSimd {
+  void (*pixel)(const AvgPixel& px);  // never throws, never allocates
+};
+const AvgPoolSimd& AvgPoolSimdFor(SimdTarget target);
+
 // Scalar loops over any strides; no threads.
 void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out);
 

@@ -10,16 +10,19 @@ Reads cases from argv[1] and writes results to argv[2], one token stream per lin
 
   mlp STEPS LR IN HIDDEN OUT BATCH   a two-layer MLP trained with SGD; then tensors
                                      w1 b1 w2 b2 x onehot follow, then `end`
+  cnn STEPS LR BATCH                 tests/common/lenet.h's CNN trained with SGD, step s on
+                                     rows [s * BATCH, (s + 1) * BATCH) modulo the data set;
+                                     tensors conv1_w conv1_b conv2_w conv2_b fc_w fc_b, the
+                                     images (M, 1, S, S) and the labels (M) follow, then `end`
 
 For a case the output is `result NAME`, then the forward values and the gradient of every
-input, each as `values COUNT V...`. For the MLP it is `losses STEPS L...`.
+input, each as `values COUNT V...`. For the MLP and the CNN it is `losses STEPS L...`.
 Run with Debian's /usr/bin/python3 and python3-torch; float32 throughout, one thread.
 """
 import sys
 
 import torch
-
-torch.set_num_threads(1)
+import torch.nn.functional as F
 
 
 def floats(tokens):
@@ -190,6 +193,19 @@ def values(t):
     return "values %d %s" % (len(flat), " ".join(float(v).hex() for v in flat))
 
 
+def sgd_step(loss, params, lr):
+    """Gradients of loss, then p -= lr * g in place (the product rounded first)."""
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p.sub_(g * lr)
+
+
+def losses_line(losses):
+    """The `losses COUNT L...` line of a training run, values as float.hex()."""
+    return "losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses))
+
+
 def mlp(header, tensors, out):
     steps, lr = int(header[0]), float.fromhex(header[1])
     w1, b1, w2, b2, x, onehot = tensors
@@ -199,15 +215,37 @@ def mlp(header, tensors, out):
         h = torch.relu(torch.matmul(x, params[0]) + params[1])
         logp = torch.log_softmax(torch.matmul(h, params[2]) + params[3], dim=1)
         loss = -torch.mean(torch.sum(logp * onehot, dim=1))
-        grads = torch.autograd.grad(loss, params)
-        with torch.no_grad():
-            for p, g in zip(params, grads):
-                p.sub_(g * lr)
+        sgd_step(loss, params, lr)
         losses.append(loss.item())
-    out.write("losses %d %s\n" % (len(losses), " ".join(float(v).hex() for v in losses)))
+    out.write(losses_line(losses))
+
+
+def lenet_loss(x, labels, params):
+    """tests/common/lenet.h's LeNet: the mean NLL of int64 `labels` for images x (N, 1, S, S)
+    under params conv1_w, conv1_b, conv2_w, conv2_b, fc_w, fc_b (bench/compare's torch_runner.py
+    times it too)."""
+    w1, b1, w2, b2, fc_w, fc_b = params
+    h = F.max_pool2d(torch.relu(F.conv2d(x, w1, b1, padding=1)), 2, 2)
+    h = F.avg_pool2d(torch.relu(F.conv2d(h, w2, b2, padding=1)), 2, 2)
+    z = h.reshape(x.shape[0], -1) @ fc_w + fc_b
+    return F.nll_loss(torch.log_softmax(z, 1), labels)
+
+
+def cnn(header, tensors, out):
+    steps, lr, batch = int(header[0]), float.fromhex(header[1]), int(header[2])
+    params = [p.clone().requires_grad_(True) for p in tensors[:6]]
+    x, labels = tensors[6], tensors[7].long()
+    losses = []
+    for step in range(steps):
+        start = step * batch % x.shape[0]
+        loss = lenet_loss(x[start:start + batch], labels[start:start + batch], params)
+        sgd_step(loss, params, lr)
+        losses.append(loss.item())
+    out.write(losses_line(losses))
 
 
 def main():
+    torch.set_num_threads(1)
     out = open(sys.argv[2], "w")
     lines = [l.split() for l in open(sys.argv[1])]
     i = 0
@@ -224,6 +262,9 @@ def main():
         i += 1
         if head[0] == "mlp":
             mlp(head[1:], xs, out)
+            continue
+        if head[0] == "cnn":
+            cnn(head[1:], xs, out)
             continue
         name, op, attrs = head[1], head[2], head[3:]
         xs = [x.requires_grad_(True) for x in xs]
