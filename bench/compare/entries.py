@@ -114,6 +114,12 @@ ENTRIES = [
     _bw("layernorm_8192x1024_vs_bandwidth", "layernorm_8192x1024", "copy_16m", 0.8),
     Entry("layernorm_vs_torch", "GB/s", ("ours", "layernorm_8192x1024"),
           ("torch", "layernorm_8192x1024"), "torch F.layer_norm, no grad", 3.0, "bandwidth"),
+    # Issue 17: the digits CNN of tests/proofs/test_digits_cnn.py (digits_cnn.py), batch 256,
+    # one step (3 RPCs: forward + loss Run, Backward, SGD Run) through the Python client.
+    Entry("train_step_rpc_vs_torch_local", "ms", ("py", "digits_cnn_step"),
+          ("torch", "digits_cnn_step"),
+          "torch autograd + optim.SGD(momentum) step in this machine's PyTorch, default threads",
+          1.0, "compute, round trips", settle=True),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner_protocol import serve  # noqa: E402
+import digits_cnn  # noqa: E402
 
 N = 16 << 20
 POOL = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])
@@ -125,6 +126,26 @@ def layernorm():
     return run
 
 
+def digits_cnn_step():
+    """digits_cnn.py's step in local PyTorch: zero_grad, forward + cross-entropy on the next
+    minibatch (indexed from the resident images), backward, SGD with momentum."""
+    x, y, order = (torch.from_numpy(a) for a in digits_cnn.data())
+    params = [torch.tensor(w, requires_grad=True) for w in digits_cnn.initial_weights()]
+    opt = torch.optim.SGD(params, **digits_cnn.SGD_ARGS)
+    step = [0]
+
+    def run():
+        rows = order[step[0] % len(order)]
+        step[0] += 1
+        opt.zero_grad()
+        z = digits_cnn.forward(x[rows], params, lambda x, w, b: F.conv2d(x, w, b, padding=1),
+                               lambda h: F.max_pool2d(h, 2, 2),
+                               lambda h: h.reshape(h.shape[0], -1))
+        F.cross_entropy(z, y[rows]).backward()
+        opt.step()
+    return run
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -138,6 +159,7 @@ CASES = {
     "mlp_step": mlp_step,
     "adamw_1m": adamw_1m,
     "layernorm_8192x1024": layernorm,
+    "digits_cnn_step": digits_cnn_step,
 }
 
 if __name__ == "__main__":
