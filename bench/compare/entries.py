@@ -128,4 +128,6 @@ RPC_ENTRIES = {
     "rpc_batch10_vs_10_single": (5.0, "round trips"),
     "rpc_put_get_256m_vs_raw_stream": (0.8, "gRPC transport, page faults"),
     "sessions_32_throughput_vs_1": (1.6, "cores"),
+    # Issue 17: 2 x the in-process step + 3 x Ping over the RPC step (bench/rpc/train_step.cc).
+    "train_step_rpc_vs_inprocess": (1.0, "round trips"),
 }
