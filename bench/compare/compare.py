@@ -186,7 +186,7 @@ def print_table(machine, results):
     for r in results:
         goal = "-" if r["goal"] is None else "%.2f" % r["goal"]
         extra = "".join("; %s %.4g (ratio %.2f)" % (k, r[k], r["ratio_vs_" + k])
-                        for k in ("mimalloc",) if k in r)
+                        for k in ("mimalloc", "torch_1_thread") if k in r)
         print(head % (r["name"], "%.4g" % r["ours"], "%.4g" % r["baseline"], r["unit"],
                       "%.3f" % r["ratio"], goal, verdict(r), r["baseline_name"] + extra))
 

@@ -119,7 +119,8 @@ ENTRIES = [
     Entry("train_step_rpc_vs_torch_local", "ms", ("py", "digits_cnn_step"),
           ("torch", "digits_cnn_step"),
           "torch autograd + optim.SGD(momentum) step in this machine's PyTorch, default threads",
-          1.0, "compute, round trips", settle=True),
+          1.0, "compute, round trips", settle=True,
+          extra={"torch_1_thread": ("torch", "digits_cnn_step_1_thread")}),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.

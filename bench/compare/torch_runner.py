@@ -146,6 +146,21 @@ def digits_cnn_step():
     return run
 
 
+def one_thread(setup):
+    """setup's callable run with torch.set_num_threads(1) (the proof's setting: on a loaded
+    machine PyTorch's second thread mostly waits for a core)."""
+    fn = setup()
+
+    def run():
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            fn()
+        finally:
+            torch.set_num_threads(threads)
+    return run
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -160,6 +175,7 @@ CASES = {
     "adamw_1m": adamw_1m,
     "layernorm_8192x1024": layernorm,
     "digits_cnn_step": digits_cnn_step,
+    "digits_cnn_step_1_thread": lambda: one_thread(digits_cnn_step),
 }
 
 if __name__ == "__main__":
