@@ -464,8 +464,8 @@ const std::vector<RpcComparison>& RpcComparisons() {
        "1 session, 1 thread", 1.6, "32 sessions >= 1.6 x 1", SessionsThroughputVs1},
       {"train_step_rpc_vs_inprocess", "us",
        "MLP 20-64-3 SGD step on 512 samples: Run (forward + CrossEntropy), Backward, Run (SGD)",
-       "2 x the same step in-process + 3 x Ping (same run)", 1, "RPC step <= 2 x in-process + 3 "
-       "empty RPCs", TrainStepVsInProcess},
+       "2 x the same step in-process + 3 x Ping (same run)", 1,
+       "RPC step <= 2 x in-process + 3 Pings", TrainStepVsInProcess},
   };
   return list;
 }

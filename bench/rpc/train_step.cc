@@ -71,8 +71,7 @@ class InProcessMlp {
   // server's first Run asks.
   void Step() {
     arena_.Reset();
-    const Tensor h =
-        ops::Relu(ops::Add(ops::MatMul(x_, params_[0], ctx_), params_[1], ctx_), ctx_);
+    const Tensor h = ops::Relu(ops::Add(ops::MatMul(x_, params_[0], ctx_), params_[1], ctx_), ctx_);
     const Tensor z = ops::Add(ops::MatMul(h, params_[2], ctx_), params_[3], ctx_);
     const Tensor loss = ops::CrossEntropy(z, labels_, nullptr, {}, ctx_);
     const std::vector<Tensor> grads = Backward(loss, nullptr, params_, ctx_);
@@ -107,8 +106,8 @@ class RpcMlp {
     Check(f.stub().CreateSession(&ctx, request, &reply), "CreateSession");
     session_ = reply.session_id();
     x_ = Put(Shape{kSamples, kIn}, onnx::TensorProto::FLOAT, v.x.data(), v.x.size() * 4, false);
-    labels_ = Put(Shape{kSamples}, onnx::TensorProto::INT64, v.labels.data(), v.labels.size() * 8,
-                  false);
+    labels_ =
+        Put(Shape{kSamples}, onnx::TensorProto::INT64, v.labels.data(), v.labels.size() * 8, false);
     for (size_t p = 0; p < params_.size(); ++p) {
       params_[p] = Put(v.shapes[p], onnx::TensorProto::FLOAT, v.params[p].data(),
                        v.params[p].size() * 4, true);
@@ -176,7 +175,9 @@ class RpcMlp {
       o->set_op(op);
       for (const auto& set : inputs) set(o->add_inputs());
     };
-    const auto handle = [](const std::string& h) { return [h](v1::Input* in) { in->set_handle(h); }; };
+    const auto handle = [](const std::string& h) {
+      return [h](v1::Input* in) { in->set_handle(h); };
+    };
     const auto output = [](int i) { return [i](v1::Input* in) { in->set_output(i); }; };
     add("MatMul", {handle(x_), handle(params_[0])});
     add("Add", {output(0), handle(params_[1])});
