@@ -135,11 +135,14 @@ def measure_parts(entry, runners, rounds, min_seconds):
             "limit": entry.limit, "parts": medians}
 
 
-def rpc_results(bin_dir, quick):
-    """The RPC and session entries from one rpc_bench run (--quick: its smoke mode)."""
+def rpc_results(bin_dir, quick, only=()):
+    """The RPC and session entries from one rpc_bench run (--quick: its smoke mode; only: just
+    these of RPC_ENTRIES, empty for all)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rpc.json")
         argv = [os.path.join(bin_dir, "bench/rpc/rpc_bench"), "--json", out, "--no-breakdown"]
+        if only:
+            argv.append("--only=" + ",".join(sorted(only)))
         subprocess.run(argv + (["--quick"] if quick else []), check=True, cwd=ROOT,
                        stdout=subprocess.DEVNULL)
         with open(out) as f:
@@ -183,7 +186,7 @@ def print_table(machine, results):
     for r in results:
         goal = "-" if r["goal"] is None else "%.2f" % r["goal"]
         extra = "".join("; %s %.4g (ratio %.2f)" % (k, r[k], r["ratio_vs_" + k])
-                        for k in ("mimalloc",) if k in r)
+                        for k in ("mimalloc", "torch_1_thread") if k in r)
         print(head % (r["name"], "%.4g" % r["ours"], "%.4g" % r["baseline"], r["unit"],
                       "%.3f" % r["ratio"], goal, verdict(r), r["baseline_name"] + extra))
 
@@ -234,7 +237,7 @@ def main():
             runner.close()
     if not only or only & set(RPC_ENTRIES):
         print("measuring rpc_bench entries", file=sys.stderr, flush=True)
-        results += [r for r in rpc_results(args.bin, args.quick) if not only or r["name"] in only]
+        results += rpc_results(args.bin, args.quick, only & set(RPC_ENTRIES))
     with open("/proc/loadavg") as f:
         machine["loadavg_end"] = f.read().strip()
     for r in results:

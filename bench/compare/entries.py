@@ -131,6 +131,13 @@ ENTRIES = [
     Entry("cnn_step_vs_torch", "ms", ("ours", "cnn_step"), ("torch", "cnn_step"),
           "torch autograd + SGD step, the same CNN", 1.0, "per-op overhead, compute",
           settle=True),
+    # Issue 17: the digits CNN of tests/proofs/test_digits_cnn.py (digits_cnn.py), batch 256,
+    # one step (3 RPCs: forward + loss Run, Backward, SGD Run) through the Python client.
+    Entry("train_step_rpc_vs_torch_local", "ms", ("py", "digits_cnn_step"),
+          ("torch", "digits_cnn_step"),
+          "torch autograd + optim.SGD(momentum) step in this machine's PyTorch, default threads",
+          1.0, "compute, round trips", settle=True,
+          extra={"torch_1_thread": ("torch", "digits_cnn_step_1_thread")}),
 ]
 
 # Entries rpc_bench measures itself (through a running server on loopback), with their goals.
@@ -139,4 +146,6 @@ RPC_ENTRIES = {
     "rpc_batch10_vs_10_single": (5.0, "round trips"),
     "rpc_put_get_256m_vs_raw_stream": (0.8, "gRPC transport, page faults"),
     "sessions_32_throughput_vs_1": (1.6, "cores"),
+    # Issue 17: 2 x the in-process step + 3 x Ping over the RPC step (bench/rpc/train_step.cc).
+    "train_step_rpc_vs_inprocess": (1.0, "round trips"),
 }

@@ -8,7 +8,9 @@ Cases: small_op (Session.op("Relu") on a 16-float tensor: request building, the 
 RemoteTensor) and small_op_raw_stub (the same RunRequest sent through the stub);
 put_get_64m (Session.put + get of a 64 MiB float32 array, then release) and
 put_get_64m_raw_stream (the same bytes through the stub's UploadTensor / DownloadTensor in 1 MiB
-chunks sliced beforehand, downloaded chunks kept as they come: no conversion either way).
+chunks sliced beforehand, downloaded chunks kept as they come: no conversion either way);
+digits_cnn_step (digits_cnn.py's training step through the server, against torch_runner.py's
+digits_cnn_step in local PyTorch).
 
     python3 bench/compare/py_client_runner.py --sweep    # the streaming threshold measurement
 
@@ -26,10 +28,11 @@ import time
 import numpy as np
 
 import onemodel
-from onemodel import pb
+from onemodel import optim, pb
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from runner_protocol import serve  # noqa: E402
+import digits_cnn  # noqa: E402
 
 MiB = 1 << 20
 
@@ -100,7 +103,33 @@ def cases(session):
         return lambda: raw_upload_download(session, chunks, [a.size])
 
     return {"small_op": small_op, "small_op_raw_stub": small_op_raw_stub,
-            "put_get_64m": put_get_64m, "put_get_64m_raw_stream": put_get_64m_raw_stream}
+            "put_get_64m": put_get_64m, "put_get_64m_raw_stream": put_get_64m_raw_stream,
+            "digits_cnn_step": lambda: digits_cnn_step(session)}
+
+
+def digits_cnn_step(session):
+    """digits_cnn.py's step through onemodeld, as tests/proofs/test_digits_cnn.py takes it:
+    three RPCs (reset_arena with the forward + loss Run, Backward, the SGD Run updating the
+    parameters in place), images, labels and index table resident in the session's pool (as
+    FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64), nothing fetched."""
+    x, y, order = (session.tensor(a.astype(np.float32)) for a in digits_cnn.data())
+    params = [session.parameter(w) for w in digits_cnn.initial_weights()]
+    opt = optim.SGD(params, **digits_cnn.SGD_ARGS)
+    step = [0]
+
+    def run():
+        session.reset_arena()  # goes with the forward Run
+        opt.zero_grad()
+        rows = order[step[0] % order.shape[0]].cast("int64")
+        step[0] += 1
+        labels = y.index_select(0, rows).cast("int64")
+        z = digits_cnn.forward(x.index_select(0, rows), params,
+                               lambda x, w, b: x.conv2d(w, b, padding=1),
+                               lambda h: h.max_pool2d(2, stride=2),
+                               lambda h: h.reshape(h.shape[0], -1))
+        z.cross_entropy(labels).backward()
+        opt.step()
+    return run
 
 
 def sweep(session, repeats=7):

@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "../../tests/core/ops"))
 from runner_protocol import serve  # noqa: E402
 from torch_reference import lenet_loss, sgd_step  # noqa: E402
+import digits_cnn  # noqa: E402
 
 N = 16 << 20
 POOL = dict(kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])
@@ -178,6 +179,41 @@ def cnn_step():
     return lambda: sgd_step(lenet_loss(x, labels, params), params, 0.01)
 
 
+def digits_cnn_step():
+    """digits_cnn.py's step in local PyTorch: zero_grad, forward + cross-entropy on the next
+    minibatch (indexed from the resident images), backward, SGD with momentum."""
+    x, y, order = (torch.from_numpy(a) for a in digits_cnn.data())
+    params = [torch.tensor(w, requires_grad=True) for w in digits_cnn.initial_weights()]
+    opt = torch.optim.SGD(params, **digits_cnn.SGD_ARGS)
+    step = [0]
+
+    def run():
+        rows = order[step[0] % len(order)]
+        step[0] += 1
+        opt.zero_grad()
+        z = digits_cnn.forward(x[rows], params, lambda x, w, b: F.conv2d(x, w, b, padding=1),
+                               lambda h: F.max_pool2d(h, 2, 2),
+                               lambda h: h.reshape(h.shape[0], -1))
+        F.cross_entropy(z, y[rows]).backward()
+        opt.step()
+    return run
+
+
+def one_thread(setup):
+    """setup's callable run with torch.set_num_threads(1) (the proof's setting: on a loaded
+    machine PyTorch's second thread mostly waits for a core)."""
+    fn = setup()
+
+    def run():
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            fn()
+        finally:
+            torch.set_num_threads(threads)
+    return run
+
+
 CASES = {
     "add_16m": lambda: elementwise(torch.add, 2),
     "exp_16m": lambda: elementwise(torch.exp, 1),
@@ -194,6 +230,8 @@ CASES = {
     **{name: (lambda name=name: conv_forward(name)) for name in CONV_LAYERS},
     "conv_resnet_3x3_backward": lambda: conv_backward("conv_resnet_3x3"),
     "cnn_step": cnn_step,
+    "digits_cnn_step": digits_cnn_step,
+    "digits_cnn_step_1_thread": lambda: one_thread(digits_cnn_step),
 }
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 //   one Run of 10 chained Adds against 10 Runs of one Add (goal: batch at least 5x faster),
 //   UploadTensor + DownloadTensor of 256 MiB against the raw stream (goal: at least 0.8),
 //   32 sessions against 1 (aggregate small Adds per second; goal: at least 1.6x).
+//   an MLP's SGD step through the server against 2x the step in-process + 3 Pings (goal: at most).
 // Ratios say how many times better ours is (> 1: better); figures are medians.
 //
 //   build/release/bench/rpc/rpc_bench [--quick] [--reps=N] [--calls=N] [--bytes=N]

@@ -22,14 +22,7 @@
 #include "bench/rpc/in_turn.h"
 
 namespace onemodel::bench {
-namespace {
 
-constexpr double kGb = 1e9;
-constexpr double kMicro = 1e6;
-constexpr int kSmallElements = 16;
-constexpr int kBatch = 10;
-
-// Throws std::runtime_error naming the call unless `status` is OK.
 void Check(const grpc::Status& status, std::string_view what) {
   if (status.ok()) return;
   throw std::runtime_error(std::string(what) + " failed: code " +
@@ -42,6 +35,13 @@ void Ping(RpcFixture& f) {
   v1::PingReply reply;
   Check(f.stub().Ping(&ctx, v1::PingRequest(), &reply), "Ping");
 }
+
+namespace {
+
+constexpr double kGb = 1e9;
+constexpr double kMicro = 1e6;
+constexpr int kSmallElements = 16;
+constexpr int kBatch = 10;
 
 void Run(RpcFixture& f, const v1::RunRequest& request, v1::RunReply* reply) {
   grpc::ClientContext ctx;
@@ -462,6 +462,10 @@ const std::vector<RpcComparison>& RpcComparisons() {
        PutGetVsRawStream},
       {"sessions_32_throughput_vs_1", "Add/s", "32 sessions, 1 thread each, small Adds",
        "1 session, 1 thread", 1.6, "32 sessions >= 1.6 x 1", SessionsThroughputVs1},
+      {"train_step_rpc_vs_inprocess", "us",
+       "MLP 20-64-3 SGD step on 512 samples: Run (forward + CrossEntropy), Backward, Run (SGD)",
+       "2 x the same step in-process + 3 x Ping (same run)", 1,
+       "RPC step <= 2 x in-process + 3 Pings", TrainStepVsInProcess},
   };
   return list;
 }

@@ -8,6 +8,8 @@
 //   rpc_put_get_256m_vs_raw_stream  UploadTensor + DownloadTensor of 256 MiB vs RawStream
 //                                   Upload + Download of the same bytes (raw_stream.proto)
 //   sessions_32_throughput_vs_1     small Adds per second: 32 sessions on 32 threads vs 1
+//   train_step_rpc_vs_inprocess     an MLP's SGD step through the server (3 RPCs) vs 2 x the
+//                                   same step in-process + 3 x Ping (train_step.cc)
 //
 // The client uses plain generated stubs over one channel to a Server started in this process
 // on 127.0.0.1:0 (metrics off, log level warn), with RawStreamService served beside it.
@@ -23,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/rpc/raw_stream_service.h"
@@ -101,6 +104,11 @@ class RpcFixture {
   std::unique_ptr<raw::RawStream::Stub> raw_;
 };
 
+// Throws std::runtime_error naming the call unless `status` is OK.
+void Check(const grpc::Status& status, std::string_view what);
+// One empty RPC (Ping); throws as Check.
+void Ping(RpcFixture& f);
+
 // Signature shared by the comparisons; `details` (may be null) receives supporting figures.
 using ComparisonFn = Comparison (*)(RpcFixture& fixture, const RpcOptions& options,
                                     std::vector<Detail>* details);
@@ -118,6 +126,10 @@ Comparison PutGetVsRawStream(RpcFixture& fixture, const RpcOptions& options,
 // Throughput (Adds/s): options.scaling_sessions sessions, one thread each, vs 1 session.
 Comparison SessionsThroughputVs1(RpcFixture& fixture, const RpcOptions& options,
                                  std::vector<Detail>* details);
+// Latency (us): the 20-64-3 MLP's SGD training step on 512 samples through the server (Run,
+// Backward, Run) vs the budget 2 x the same step in this process + 3 x Ping (train_step.cc).
+Comparison TrainStepVsInProcess(RpcFixture& fixture, const RpcOptions& options,
+                                std::vector<Detail>* details);
 // Where the small Add's time goes, each call kind in turn with Ping: KeepAlive (session lookup
 // on the gRPC thread), ResetArena (a hop to the session's strand), Run with no operations, Run
 // with one Add. Latencies (us) and their ratios to Ping.
