@@ -105,7 +105,9 @@ TEST_F(NormalizeKernelTest, EveryInstructionSetGivesTheBaselineGradientBits) {
     };
     const std::vector<uint32_t> baseline = run(NormIsa::kBase);
     for (const NormIsa isa : kIsas) {
-      if (NormIsaSupported(isa)) EXPECT_EQ(run(isa), baseline) << static_cast<int>(isa);
+      if (NormIsaSupported(isa)) {
+        EXPECT_EQ(run(isa), baseline) << static_cast<int>(isa);
+      }
     }
   }
 }
