@@ -25,7 +25,7 @@ RUN apt-get update \
       libc6 libgcc-s1 libstdc++6 zlib1g libssl3 \
       libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libc-ares2 libre2-9 \
       libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 \
-      libhwy1 libopenblas0-pthread libgfortran5 libquadmath0 \
+      libhwy1 libopenblas0-pthread libgfortran5 libquadmath0 libdnnl2 libgomp1 ocl-icd-libopencl1 \
       libmicrohttpd12 libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 \
       libhogweed6 libgmp10 libffi8 \
  && rm -rf /var/lib/apt/lists/*
