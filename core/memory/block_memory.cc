@@ -8,12 +8,18 @@
 
 namespace onemodel {
 
+// posix_memalign, not aligned_alloc: C11 makes aligned_alloc's size a multiple of the
+// alignment, which a 3 MiB block is not (ASan refuses it; glibc happens to accept it).
 void* AllocateBlockMemory(int64_t size) {
-  if (size < kHugePageBytes) return std::aligned_alloc(kBufferAlignment, static_cast<size_t>(size));
-  void* block = std::aligned_alloc(kHugePageBytes, static_cast<size_t>(size));
+  const bool huge = size >= kHugePageBytes;
+  void* block = nullptr;
+  if (posix_memalign(&block, static_cast<size_t>(huge ? kHugePageBytes : kBufferAlignment),
+                     static_cast<size_t>(size)) != 0) {
+    return nullptr;
+  }
 #ifdef MADV_HUGEPAGE
   // Failure (EINVAL without CONFIG_TRANSPARENT_HUGEPAGE) leaves ordinary pages: nothing to do.
-  if (block) madvise(block, static_cast<size_t>(size), MADV_HUGEPAGE);
+  if (huge) madvise(block, static_cast<size_t>(size), MADV_HUGEPAGE);
 #endif
   return block;
 }
