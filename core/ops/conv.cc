@@ -33,7 +33,12 @@ void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Con
   }
   const int64_t c = x.shape()[1];
   const int64_t k = transposed ? w.shape()[1] * p.groups : w.shape()[0];
-  if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0 || c == 0) {
+  if (c == 0) {
+    fail("input x " + x.shape().ToString() +
+         " has 0 channels (C = 0), so there is nothing to convolve; give it at least one "
+         "channel (shape (N, C >= 1, H, W))");
+  }
+  if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0) {
     fail("groups " + std::to_string(p.groups) + " must be >= 1 and divide the " +
          std::to_string(c) + " input channels and the " + std::to_string(k) + " output channels");
   }

@@ -127,6 +127,31 @@ TEST_F(OpsTest, Conv2dValidatesItsArguments) {
   EXPECT_EQ(ops::Conv2d(x, w, nullptr, two_groups, ctx_).shape(), (Shape{1, 6, 3, 3}));
 }
 
+TEST_F(OpsTest, Conv2dSaysAnInputWithoutChannelsHasNoChannels) {
+  // Before, C = 0 read "groups 1 must be >= 1 and divide the 0 input channels ...": the groups
+  // were blamed for the input's empty channel dimension.
+  const Tensor x = Tensor::Empty(Shape{1, 0, 5, 5}, DType::kFloat, pool_, true);
+  const Tensor w = Tensor::Empty(Shape{6, 0, 3, 3}, DType::kFloat, pool_, true);
+  for (const bool transposed : {false, true}) {
+    ExpectError<TensorShapeException>(
+        [&] {
+          if (transposed) {
+            ops::ConvTranspose2d(x, Tensor::Empty(Shape{0, 6, 3, 3}, DType::kFloat, pool_, true),
+                                 nullptr, {}, ctx_);
+          } else {
+            ops::Conv2d(x, w, nullptr, {}, ctx_);
+          }
+        },
+        {transposed ? "ConvTranspose2d: input x [1, 0, 5, 5] has 0 channels (C = 0)"
+                    : "Conv2d: input x [1, 0, 5, 5] has 0 channels (C = 0)",
+         "give it at least one channel"});
+  }
+  // K = 0 output channels is an empty output, as PyTorch's conv2d gives.
+  const Tensor x4 = Vec(std::vector<float>(100, 1.0f), Shape{1, 4, 5, 5});
+  const Tensor no_filters = Tensor::Empty(Shape{0, 4, 3, 3}, DType::kFloat, pool_, true);
+  EXPECT_EQ(ops::Conv2d(x4, no_filters, nullptr, {}, ctx_).shape(), (Shape{1, 0, 3, 3}));
+}
+
 TEST_F(OpsTest, Conv2dAddsTheBiasAndWritesNchw) {
   // x = 1..8 as (1, 2, 2, 2) in NHWC, w picks channel 1 of each position with weight 1.
   const Tensor x = Vec({1, 2, 3, 4, 5, 6, 7, 8}, Shape{1, 2, 2, 2}).ToLayout(Layout::kNhwc, pool_);
