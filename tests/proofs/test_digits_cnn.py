@@ -74,10 +74,7 @@ def forward(x, p, conv2d, pool, flatten):
 
 
 def om_forward(x, p):
-    """The model through onemodeld: each convolution takes its input as NHWC and keeps it
-    (keep_layout; the fast kernels' oneDNN path), as bench/compare's digits_cnn_step."""
-    return forward(x, p, lambda x, w, b: x.to_layout('NHWC').conv2d(w, b, padding=1,
-                                                                     keep_layout=True),
+    return forward(x, p, lambda x, w, b: x.conv2d(w, b, padding=1),
                    lambda h: h.max_pool2d(2, stride=2), lambda h: h.reshape(h.shape[0], -1))
 
 
