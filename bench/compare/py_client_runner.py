@@ -10,7 +10,8 @@ put_get_64m (Session.put + get of a 64 MiB float32 array, then release) and
 put_get_64m_raw_stream (the same bytes through the stub's UploadTensor / DownloadTensor in 1 MiB
 chunks sliced beforehand, downloaded chunks kept as they come: no conversion either way);
 digits_cnn_step (digits_cnn.py's training step through the server, against torch_runner.py's
-digits_cnn_step in local PyTorch).
+digits_cnn_step in local PyTorch; digits_cnn_step_nhwc: the same with NHWC convolutions and
+keep_layout, to compare).
 
     python3 bench/compare/py_client_runner.py --sweep    # the streaming threshold measurement
 
@@ -104,14 +105,18 @@ def cases(session):
 
     return {"small_op": small_op, "small_op_raw_stub": small_op_raw_stub,
             "put_get_64m": put_get_64m, "put_get_64m_raw_stream": put_get_64m_raw_stream,
-            "digits_cnn_step": lambda: digits_cnn_step(session)}
+            "digits_cnn_step": lambda: digits_cnn_step(session),
+            "digits_cnn_step_nhwc": lambda: digits_cnn_step(session, nhwc=True)}
 
 
-def digits_cnn_step(session):
+def digits_cnn_step(session, nhwc=False):
     """digits_cnn.py's step through onemodeld, as tests/proofs/test_digits_cnn.py takes it:
     three RPCs (reset_arena with the forward + loss Run, Backward, the SGD Run updating the
     parameters in place), images, labels and index table resident in the session's pool (as
-    FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64), nothing fetched."""
+    FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64), nothing fetched.
+    nhwc (case digits_cnn_step_nhwc, not an entry): each convolution takes its input as NHWC
+    with keep_layout (the oneDNN path); measured no faster than this NCHW step once the layout
+    conversions around the ReLUs are paid (docs/performance.md)."""
     x, y, order = (session.tensor(a.astype(np.float32)) for a in digits_cnn.data())
     params = [session.parameter(w) for w in digits_cnn.initial_weights()]
     opt = optim.SGD(params, **digits_cnn.SGD_ARGS)
@@ -123,8 +128,9 @@ def digits_cnn_step(session):
         rows = order[step[0] % order.shape[0]].cast("int64")
         step[0] += 1
         labels = y.index_select(0, rows).cast("int64")
-        z = digits_cnn.forward(x.index_select(0, rows), params,
-                               lambda x, w, b: x.conv2d(w, b, padding=1),
+        conv = ((lambda x, w, b: x.to_layout("NHWC").conv2d(w, b, padding=1, keep_layout=True))
+                if nhwc else (lambda x, w, b: x.conv2d(w, b, padding=1)))
+        z = digits_cnn.forward(x.index_select(0, rows), params, conv,
                                lambda h: h.max_pool2d(2, stride=2),
                                lambda h: h.reshape(h.shape[0], -1))
         z.cross_entropy(labels).backward()

@@ -34,6 +34,11 @@ struct Out4 {
   }
 };
 
+// The kernels look at their cancellation token before each output element, and also before
+// each kernel row (each output row in the weight gradient) once one element takes at least
+// this many multiply-adds (stride-0 views make such elements out of no memory).
+constexpr int64_t kCheckWork = int64_t{1} << 20;
+
 // Input coordinate that kernel tap `tap` of output position `o` reads (may be out of range).
 int64_t InputAt(int64_t o, int64_t tap, int32_t stride, int32_t pad, int32_t dilation) {
   return o * stride - pad + tap * dilation;
@@ -65,16 +70,18 @@ void Conv2dReference(const Tensor& x, const Tensor& w, const Tensor* bias, const
   const View4 vx(x), vw(w);
   const Out4 vo(out);
   const CancelToken* cancel = CurrentCancelToken();
+  const bool long_elements = d.cg * d.kh * d.kw >= kCheckWork;
   for (int64_t n = 0; n < d.n; ++n) {
-    if (Cancelled(cancel)) return;
     for (int64_t k = 0; k < d.k; ++k) {
       const int64_t c0 = k / d.kg * d.cg;
       const double b = bias ? bias->Storage<float>()[bias->offset() + k * bias->strides()[0]] : 0;
       for (int64_t oy = 0; oy < d.oh; ++oy) {
         for (int64_t ox = 0; ox < d.ow; ++ox) {
+          if (Cancelled(cancel)) return;
           double acc = b;
           for (int64_t c = 0; c < d.cg; ++c) {
             for (int64_t i = 0; i < d.kh; ++i) {
+              if (long_elements && Cancelled(cancel)) return;
               const int64_t y = InputAt(oy, i, p.stride_h, p.pad_top, p.dilation_h);
               if (y < 0 || y >= d.h) continue;
               for (int64_t j = 0; j < d.kw; ++j) {
@@ -104,15 +111,17 @@ void Conv2dBackwardInputReference(const Tensor& grad_out, const Tensor& w, const
     if (s < 0 || s % stride != 0 || s / stride >= extent) return -1;
     return s / stride;
   };
+  const bool long_elements = d.kg * d.kh * d.kw >= kCheckWork;
   for (int64_t n = 0; n < d.n; ++n) {
-    if (Cancelled(cancel)) return;
     for (int64_t c = 0; c < d.c; ++c) {
       const int64_t g = c / d.cg, cc = c % d.cg;
       for (int64_t y = 0; y < d.h; ++y) {
         for (int64_t xx = 0; xx < d.w; ++xx) {
+          if (Cancelled(cancel)) return;
           double acc = 0;
           for (int64_t k = g * d.kg; k < (g + 1) * d.kg; ++k) {
             for (int64_t i = 0; i < d.kh; ++i) {
+              if (long_elements && Cancelled(cancel)) return;
               const int64_t oy = source(y, i, p.stride_h, p.pad_top, p.dilation_h, d.oh);
               if (oy < 0) continue;
               for (int64_t j = 0; j < d.kw; ++j) {
@@ -135,15 +144,17 @@ void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, cons
   const View4 vg(grad_out), vx(x);
   const Out4 vo(grad_w);
   const CancelToken* cancel = CurrentCancelToken();
+  const bool long_elements = d.n * d.oh * d.ow >= kCheckWork;
   for (int64_t k = 0; k < d.k; ++k) {
-    if (Cancelled(cancel)) return;
     const int64_t c0 = k / d.kg * d.cg;
     for (int64_t c = 0; c < d.cg; ++c) {
       for (int64_t i = 0; i < d.kh; ++i) {
         for (int64_t j = 0; j < d.kw; ++j) {
+          if (Cancelled(cancel)) return;
           double acc = 0;
           for (int64_t n = 0; n < d.n; ++n) {
             for (int64_t oy = 0; oy < d.oh; ++oy) {
+              if (long_elements && Cancelled(cancel)) return;
               const int64_t y = InputAt(oy, i, p.stride_h, p.pad_top, p.dilation_h);
               if (y < 0 || y >= d.h) continue;
               for (int64_t ox = 0; ox < d.ow; ++ox) {

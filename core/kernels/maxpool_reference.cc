@@ -6,6 +6,14 @@
 #include "core/kernels/internal/maxpool.h"
 
 namespace onemodel::internal {
+namespace {
+
+// The loops look at their cancellation token before each output element (each output row in
+// the backward pass), and also before each window row once a window holds at least this many
+// elements (stride-0 views make such windows out of no memory).
+constexpr int64_t kCheckWork = int64_t{1} << 20;
+
+}  // namespace
 
 void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, Tensor* indices) {
   const float* in = x.Storage<float>().data();
@@ -16,6 +24,7 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
   const Strides& s = x.strides();
   const Strides& so = out.strides();
   const CancelToken* cancel = CurrentCancelToken();
+  const bool long_windows = int64_t{p.kernel_h} * p.kernel_w >= kCheckWork;
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t c = 0; c < c_; ++c) {
       const float* plane = in + x.offset() + n * s[0] + c * s[1];
@@ -29,6 +38,7 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
           for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
             const int64_t y = oy * p.stride_h - p.pad_h + ky * p.dilation_h;
             if (y < 0 || y >= h) continue;
+            if (long_windows && Cancelled(cancel)) return;
             for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
               const int64_t xx = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
               if (xx < 0 || xx >= w) continue;
@@ -64,10 +74,12 @@ void MaxPool2dBackwardReference(const Tensor& grad_out, const Tensor& indices, T
   const int64_t plane = grad_x.shape()[2] * grad_x.shape()[3];
   const Strides& s = grad_out.strides();
   const Strides& si = indices.strides();
+  const CancelToken* cancel = CurrentCancelToken();
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t c = 0; c < c_; ++c) {
       float* dst = gx.data() + (n * c_ + c) * plane;
       for (int64_t oy = 0; oy < oh; ++oy) {
+        if (Cancelled(cancel)) return;
         for (int64_t ox = 0; ox < ow; ++ox) {
           const int32_t k = idx[indices.offset() + n * si[0] + c * si[1] + oy * si[2] + ox * si[3]];
           if (k >= 0) dst[k] += g[grad_out.offset() + n * s[0] + c * s[1] + oy * s[2] + ox * s[3]];

@@ -33,7 +33,12 @@ void CheckShapes(const Tensor& x, const Tensor& w, const Tensor* bias, const Con
   }
   const int64_t c = x.shape()[1];
   const int64_t k = transposed ? w.shape()[1] * p.groups : w.shape()[0];
-  if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0 || c == 0) {
+  if (c == 0) {
+    fail("input x " + x.shape().ToString() +
+         " has 0 channels (C = 0), so there is nothing to convolve; give it at least one "
+         "channel (shape (N, C >= 1, H, W))");
+  }
+  if (p.groups < 1 || c % p.groups != 0 || k % p.groups != 0) {
     fail("groups " + std::to_string(p.groups) + " must be >= 1 and divide the " +
          std::to_string(c) + " input channels and the " + std::to_string(k) + " output channels");
   }
@@ -115,12 +120,31 @@ internal::Temporary KernelWeights(const Tensor& w, const OpContext& ctx) {
   return internal::Temporary(w.block_size() ? w.ToLayout(Layout::kNchw, ctx.allocator) : w, w);
 }
 
+// With an output gradient of no elements (N = 0 or K = 0), the gradients without the kernels
+// (oneDNN refuses empty shapes): zeros of the input's and the weights' shapes, and the bias's
+// sum over nothing. Returns false when g has elements.
+bool EmptyGradient(const BackwardRecord& r, const Tensor& g, const Shape& ws, const Conv2dParams& p,
+                   const OpContext& ctx, std::span<Tensor> grads) {
+  if (g.shape().ElementCount() > 0) return false;
+  if (r.inputs()[0].node) {
+    grads[0] = NewImage(r.InputShape(0), p.keep_layout != 0, ctx);
+    grads[0].Fill(0.0f);
+  }
+  if (r.inputs()[1].node) {
+    grads[1] = internal::NewFloat(ws, ctx);
+    grads[1].Fill(0.0f);
+  }
+  if (r.inputs().size() > 2 && r.inputs()[2].node) grads[2] = BiasGradient(g, ctx);
+  return true;
+}
+
 // d/dx and d/dw by the kernels, d/dbias = the sum of g over N, OH and OW.
 void Conv2dBackward(const BackwardRecord& r, const Tensor& g, const OpContext& ctx,
                     std::span<Tensor> grads) {
   const Conv2dParams p = BackwardParams(r, g);
   const Shape& xs = r.InputShape(0);
   const Shape& ws = r.InputShape(1);
+  if (EmptyGradient(r, g, ws, p, ctx, grads)) return;
   if (r.inputs()[0].node || r.inputs()[1].node) {
     Scratch scratch(xs, ws, p, ctx);
     if (r.inputs()[0].node) {
@@ -144,6 +168,7 @@ void ConvTranspose2dBackward(const BackwardRecord& r, const Tensor& g, const OpC
   const Conv2dParams p = BackwardParams(r, g);
   const Shape& xs = r.InputShape(0);
   const Shape& ws = r.InputShape(1);
+  if (EmptyGradient(r, g, ws, p, ctx, grads)) return;
   if (r.inputs()[0].node || r.inputs()[1].node) {
     Scratch scratch(g.shape(), ws, p, ctx);
     if (r.inputs()[0].node) {
@@ -185,7 +210,7 @@ Tensor Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2d
                                "would be " + std::to_string(oh) + " x " + std::to_string(ow) + ")");
   }
   Tensor out = NewImage(Shape{x.shape()[0], w.shape()[0], oh, ow}, KeepsNhwc(x, p), ctx);
-  {
+  if (out.shape().ElementCount() > 0) {  // N = 0 or K = 0: nothing to compute (oneDNN refuses)
     Scratch scratch(x.shape(), w.shape(), p, ctx);
     ctx.kernels.Conv2d(x, *KernelWeights(w, ctx), bias, p, out, scratch.floats());
   }
@@ -229,7 +254,7 @@ Tensor ConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias,
   }
   const int64_t k = w.shape()[1] * p.groups;
   Tensor out = NewImage(Shape{x.shape()[0], k, oh, ow}, KeepsNhwc(x, tp.conv), ctx);
-  {
+  if (out.shape().ElementCount() > 0) {  // N = 0 or K = 0: nothing to compute (oneDNN refuses)
     Scratch scratch(out.shape(), w.shape(), p, ctx);
     ctx.kernels.Conv2dBackwardInput(x, *KernelWeights(w, ctx), p, out, scratch.floats());
   }

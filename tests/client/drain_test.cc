@@ -1,6 +1,7 @@
 // Stopping long work: a MatMul that would run for minutes stops between blocks when its
-// client cancels or its deadline passes, and when the drain time after SIGTERM runs out (the
-// process exits within --drain-seconds plus kExitMargin); a second SIGTERM during the drain
+// client cancels or its deadline passes (an exact Conv2d or AvgPool2d on one image too), and
+// when the drain time after SIGTERM runs out (the process exits within --drain-seconds plus
+// kExitMargin); a second SIGTERM during the drain
 // ends the process cleanly with exit code 3; calls racing a SIGTERM end OK or UNAVAILABLE.
 #include <gtest/gtest.h>
 
@@ -92,6 +93,62 @@ TEST_F(CancelLongWorkTest, AClientCancelStopsALongMatMulPromptly) {
   run.Op("Neg", {work.x});
   EXPECT_EQ(work.session.Get<float>(work.session.Run(run).back()), (std::vector<float>{-1}));
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "the MatMul went on";
+}
+
+// Minutes of exact (reference) work on one image, from stride-0 views of x = [[[[1]]]]:
+// Conv2d with 64 x 62 x 62 outputs of 4096 x 9 multiply-adds each, or one AvgPool2d output
+// whose window holds 2^31 - 2^15 elements. Before, the exact Conv2d looked for cancellation only
+// between images and the pooling only between outputs: each held its session (and a worker)
+// to its end, and a CloseSession behind it timed out.
+v1::RunRequest LongExactWork(const Session& session, const TensorHandle& x, bool conv) {
+  RunBuilder run;
+  if (conv) {
+    run.Op("Conv2d", {run.Op("Expand", {x}, {{"shape", Ints{1, 4096, 64, 64}}}),
+                      run.Op("Expand", {x}, {{"shape", Ints{64, 4096, 3, 3}}})});
+  } else {
+    run.Op("AvgPool2d", {run.Op("Expand", {x}, {{"shape", Ints{1, 1, 32768, 65535}}})},
+           {{"kernel_shape", Ints{32768, 65535}}});
+  }
+  v1::RunRequest request = run.request();
+  request.set_session_id(session.id());
+  return request;
+}
+
+TEST_F(CancelLongWorkTest, ADeadlineStopsALongExactConv2dOrAvgPool2dPromptly) {
+  for (const bool conv : {true, false}) {
+    Session session = client().CreateSession({.kernels = v1::KERNEL_CHOICE_EXACT});
+    const TensorHandle x = session.Put<float>(std::vector<float>{1}, {1, 1, 1, 1});
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    const grpc::Status status = RawRun(client(), LongExactWork(session, x, conv), context);
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED)
+        << (conv ? "Conv2d: " : "AvgPool2d: ") << status.error_message();
+    // The session's next call waits on its strand for the kernel: it runs once the kernel stops.
+    const auto start = Clock::now();
+    RunBuilder run;
+    run.Op("Neg", {x});
+    EXPECT_EQ(session.Get<float>(session.Run(run).back()), (std::vector<float>{-1}));
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5))
+        << (conv ? "the Conv2d" : "the AvgPool2d") << " went on";
+    EXPECT_EQ(session.Stats().session().handles(), 2) << "x and Neg(x); the stopped op made none";
+  }
+}
+
+TEST_F(CancelLongWorkTest, CloseSessionEndsALongExactConv2dPromptly) {
+  Session session = client().CreateSession({.kernels = v1::KERNEL_CHOICE_EXACT});
+  const TensorHandle x = session.Put<float>(std::vector<float>{1}, {1, 1, 1, 1});
+  grpc::ClientContext context;
+  grpc::Status status;
+  std::thread call([&] { status = RawRun(client(), LongExactWork(session, x, true), context); });
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the Conv2d is under way
+  // The client gives up on the Run and closes the session: the close waits on the strand for
+  // the kernel, which stops at the cancel.
+  const auto start = Clock::now();
+  context.TryCancel();
+  session.Close();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "the Conv2d went on";
+  call.join();
+  EXPECT_EQ(status.error_code(), StatusCode::CANCELLED) << status.error_message();
 }
 
 TEST(DrainTest, ALongMatMulIsStoppedWhenTheDrainTimeRunsOut) {

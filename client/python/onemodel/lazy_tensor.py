@@ -78,6 +78,13 @@ def _pair(v: Ints) -> List[int]:
     return [int(v), int(v)] if isinstance(v, (int, np.integer)) else _ints(v)
 
 
+def _keep_layout(keep_layout: bool) -> Dict[str, Any]:
+    """Conv2d's and ConvTranspose2d's keep_layout attribute: sent only when set (servers
+    before it take the default), as an int, so that a value other than 0 or 1 reaches the
+    server and is refused there with the attribute's name."""
+    return {'keep_layout': int(keep_layout)} if keep_layout else {}
+
+
 def _pool_attrs(kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool) -> dict:
     """The window attributes every pooling operation takes."""
     return {'kernel_shape': _pair(kernel_size), 'strides': _pair(stride),
@@ -517,14 +524,17 @@ class Tensor:
                      reverse=int(bool(reverse)))
 
     def conv2d(self, weight: Operand, bias: Optional[Operand] = None, stride: Ints = 1,
-               padding: Ints = 0, dilation: Ints = 1, groups: int = 1) -> Tensor:
+               padding: Ints = 0, dilation: Ints = 1, groups: int = 1,
+               keep_layout: bool = False) -> Tensor:
         """Over an (N, C, H, W) tensor with weight (K, C / groups, KH, KW) and an optional bias
         (K), like torch's conv2d; padding an int, a pair (height, width) or four values (top,
-        left, bottom, right)."""
+        left, bottom, right). The output is NCHW; with keep_layout and an NHWC input
+        (`to_layout("NHWC")`) it stays NHWC, with the same values, and the fast kernels use
+        oneDNN. The weight may be pre-blocked (`to_layout("BlockedWeights")`): the same bits."""
         pads = [int(padding)] * 4 if isinstance(padding, (int, np.integer)) else _ints(padding)
         inputs = (self, weight) if bias is None else (self, weight, bias)
         return apply('Conv2d', *inputs, strides=_pair(stride), pads=pads,
-                     dilations=_pair(dilation), group=int(groups))
+                     dilations=_pair(dilation), group=int(groups), **_keep_layout(keep_layout))
 
     # ---- normalization ------------------------------------------------------------------------
 
@@ -596,14 +606,16 @@ class Tensor:
 
     def conv_transpose2d(self, weight: Operand, bias: Optional[Operand] = None,
                          stride: Ints = 1, padding: Ints = 0, output_padding: Ints = 0,
-                         groups: int = 1, dilation: Ints = 1) -> Tensor:
+                         groups: int = 1, dilation: Ints = 1,
+                         keep_layout: bool = False) -> Tensor:
         """Over an (N, C, H, W) tensor with weight (C, K / groups, KH, KW) and an optional bias
-        (K), like torch's conv_transpose2d (its argument order); padding as conv2d's."""
+        (K), like torch's conv_transpose2d (its argument order); padding, keep_layout and
+        pre-blocked weights as conv2d's."""
         pads = [int(padding)] * 4 if isinstance(padding, (int, np.integer)) else _ints(padding)
         inputs = (self, weight) if bias is None else (self, weight, bias)
         return apply('ConvTranspose2d', *inputs, strides=_pair(stride), pads=pads,
                      output_padding=_pair(output_padding), dilations=_pair(dilation),
-                     group=int(groups))
+                     group=int(groups), **_keep_layout(keep_layout))
 
     # ---- conversion -------------------------------------------------------------------------
 

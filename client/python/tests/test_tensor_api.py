@@ -180,6 +180,53 @@ def test_conv2d(ksess, rng):
           F.conv2d(ta, torch.from_numpy(w1), padding=1).numpy())
 
 
+def test_conv2d_keep_layout_keeps_an_nhwc_input_nhwc(ksess, rng):
+    a, w, b = f32(rng, 2, 8, 9, 7), f32(rng, 16, 8, 3, 3), f32(rng, 16)
+    x = ksess.tensor(a).to_layout('NHWC')
+    wh, bh = ksess.tensor(w), ksess.tensor(b)
+    nchw = x.conv2d(wh, bh, padding=1)
+    nhwc = x.conv2d(wh, bh, padding=1, keep_layout=True)
+    assert nchw.info.layout == 'NCHW'
+    info = nhwc.info
+    assert info.layout == 'NHWC' and list(info.dims) == [2, 16, 9, 7]
+    assert list(info.strides) == [9 * 7 * 16, 1, 7 * 16, 16]  # dense NHWC
+    if ksess.kind == 'exact':  # one reference kernel, any strides: the same bits
+        assert nhwc.numpy().tobytes() == nchw.numpy().tobytes()
+    else:  # oneDNN's NHWC convolution against im2col + sgemm
+        np.testing.assert_allclose(nhwc.numpy(), nchw.numpy(), **TOL['fast'])
+    want = F.conv2d(*(torch.from_numpy(v).double() for v in (a, w, b)), padding=1)
+    check(ksess, nhwc, want.float().numpy())
+    # An NCHW input stays NCHW: keep_layout keeps the input's layout, it does not make NHWC.
+    assert ksess.tensor(a).conv2d(wh, bh, keep_layout=True).info.layout == 'NCHW'
+    t = ksess.tensor(f32(rng, 2, 16, 4, 5)).to_layout('NHWC')
+    tw = f32(rng, 16, 4, 2, 2)
+    up = t.conv_transpose2d(ksess.tensor(tw), stride=2, keep_layout=True)
+    assert up.info.layout == 'NHWC'
+    np.testing.assert_allclose(up.numpy(), t.conv_transpose2d(ksess.tensor(tw), stride=2).numpy(),
+                               **TOL[ksess.kind])
+
+
+def test_conv2d_with_pre_blocked_weights_gives_the_same_bits(ksess, rng):
+    a, w, b = f32(rng, 2, 6, 8, 8), f32(rng, 20, 3, 3, 3), f32(rng, 20)
+    x, wh, bh = ksess.tensor(a), ksess.tensor(w), ksess.tensor(b)
+    with ksess.no_grad():
+        blocked = wh.to_layout('BlockedWeights', block=16)
+    assert blocked.info.layout == 'BlockedWeights' and blocked.info.block_size == 16
+    for keep in (False, True):
+        image = x.to_layout('NHWC') if keep else x
+        plain = image.conv2d(wh, bh, padding=1, groups=2, keep_layout=keep).numpy()
+        packed = image.conv2d(blocked, bh, padding=1, groups=2, keep_layout=keep).numpy()
+        assert plain.tobytes() == packed.tobytes(), keep
+
+
+def test_conv2d_refuses_a_keep_layout_other_than_0_or_1(ksess, rng):
+    x, w = ksess.tensor(f32(rng, 1, 2, 4, 4)), ksess.tensor(f32(rng, 3, 2, 1, 1))
+    for bad in (2, -1):
+        with pytest.raises(onemodel.InvalidArgument, match="keep_layout") as ei:
+            x.conv2d(w, keep_layout=bad).numpy()  # type: ignore[arg-type]
+        assert 'must be 0 (NCHW output) or 1' in ei.value.details, ei.value
+
+
 def test_layer_norm_rms_norm(ksess, rng):
     a, w, b = f32(rng, 3, 4, 5), f32(rng, 4, 5), f32(rng, 4, 5)
     ta, tw, tb = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(b)

@@ -56,7 +56,8 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
                    Tensor& out);
 
 // Planes [begin, end) (plane = n * C + c) of the backward into gx, the contiguous gradient
-// of an input of shape x_shape.
+// of an input of shape x_shape; stops between output rows (and between outputs when a window
+// holds 2^20 elements or more) once the thread's CancelToken is cancelled.
 void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p, const Shape& x_shape,
                              float* gx, int64_t begin, int64_t end);
 

@@ -1,7 +1,8 @@
 // Conv2d kernels: the reference meaning (direct loops, double accumulation) and the fast path
 // (im2col + OpenBLAS sgemm; oneDNN for dense NHWC activations). Shapes and contracts as
-// TensorKernels::Conv2d* states them; both stop between images, leaving the output incomplete, once
-// the thread's CancelToken is cancelled.
+// TensorKernels::Conv2d* states them; both stop, leaving the output incomplete, once the thread's
+// CancelToken is cancelled: the fast path between images, the reference before each output
+// element (and each kernel row when one element is long).
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,19 @@
 // Cancellation in kernels (core/common/cancellation.h): with the thread's CancelToken
 // cancelled, long kernels stop before their first block and leave the output as it was (MatMul
 // on each of its paths: direct tiles, BLAS, strided loop; the pooling and conv kernels); OpenBLAS
-// MatMul split into row blocks gives the bits of one sgemm call.
+// MatMul split into row blocks gives the bits of one sgemm call; the exact convolution and
+// pooling kernels stop soon after a cancel that comes while they run, even on one image or
+// within one huge window.
 #include "core/common/cancellation.h"
 
 #include <cblas.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <span>
+#include <thread>
+#include <utility>
 
 #include "core/kernels/fast_kernels.h"
 #include "core/kernels/internal/matmul.h"
@@ -85,6 +91,65 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
 
 INSTANTIATE_TEST_SUITE_P(All, CancellationTest, ::testing::ValuesIn(kernel_test::AllVariants()),
                          kernel_test::ParamName);
+
+// Runs `work` under a token that another thread cancels 200 ms in; returns how long `work`
+// took.
+template <typename Work>
+std::chrono::steady_clock::duration CancelledAfter200Ms(const Work& work) {
+  CancelToken token;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    token.Cancel(1);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  {
+    const CancelScope scope(&token);
+    work();
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  canceller.join();
+  return took;
+}
+
+// Minutes of exact work on one image (stride-0 views of one value: no memory), cancelled
+// 200 ms in. Before, the exact convolution kernels looked only between images (the weight
+// gradient between filters) and the pooling kernels only between output elements, so these
+// ran to their end.
+TEST(ExactKernelCancellationTest, LongWorkOnOneImageStopsSoonAfterTheCancel) {
+  BufferPool pool;
+  const ReferenceKernels k;
+  Tensor one = Tensor::Empty(Shape{1, 1, 1, 1}, DType::kFloat, pool);
+  one.Fill(1.0f);
+  // 64 x 62 x 62 outputs of 4096 x 9 multiply-adds each: 9e9 in all.
+  const Tensor x = one.Expand(Shape{1, 4096, 64, 64});
+  const Tensor w = one.Expand(Shape{64, 4096, 3, 3});
+  Tensor y = Tensor::Empty(Shape{1, 64, 62, 62}, DType::kFloat, pool);
+  Tensor grad_x = Tensor::Empty(x.shape(), DType::kFloat, pool);
+  Tensor grad_w = Tensor::Empty(w.shape(), DType::kFloat, pool);
+  const Tensor g = one.Expand(y.shape());
+  // Weight gradient: each of its elements sums 2^30 products over one huge output gradient.
+  const Tensor big_x = one.Expand(Shape{1, 1, 32768, 32768});
+  Tensor small_w = Tensor::Empty(Shape{1, 1, 1, 1}, DType::kFloat, pool);
+  // One output whose window (or kernel) holds 2^31 - 2^15 elements.
+  const Tensor wide = one.Expand(Shape{1, 1, 32768, 65535});
+  Tensor pooled = Tensor::Empty(Shape{1, 1, 1, 1}, DType::kFloat, pool);
+  const std::pair<const char*, std::function<void()>> cases[] = {
+      {"Conv2d", [&] { k.Conv2d(x, w, nullptr, {}, y, {}); }},
+      {"Conv2d, one huge kernel", [&] { k.Conv2d(wide, wide, nullptr, {}, pooled, {}); }},
+      {"Conv2dBackwardInput", [&] { k.Conv2dBackwardInput(g, w, {}, grad_x, {}); }},
+      {"Conv2dBackwardWeight", [&] { k.Conv2dBackwardWeight(g, x, {}, grad_w, {}); }},
+      {"Conv2dBackwardWeight, one huge image",
+       [&] { k.Conv2dBackwardWeight(big_x, big_x, {}, small_w, {}); }},
+      {"MaxPool2d",
+       [&] { k.MaxPool2d(wide, {.kernel_h = 32768, .kernel_w = 65535}, pooled, nullptr); }},
+      {"AvgPool2d", [&] { k.AvgPool2d(wide, {.kernel_h = 32768, .kernel_w = 65535}, pooled); }},
+  };
+  for (const auto& [name, work] : cases) {
+    const auto took = CancelledAfter200Ms(work);
+    EXPECT_LT(took, std::chrono::seconds(2))
+        << name << " took " << std::chrono::duration<double>(took).count() << " s";
+  }
+}
 
 TEST(BlasCancellationTest, MatMulInRowBlocksGivesTheBitsOfOneCall) {
   // n * k = 2^26, so the rows go in blocks of 64: 64 and 2 (about 260 MiB in all).

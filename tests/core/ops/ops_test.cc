@@ -127,6 +127,62 @@ TEST_F(OpsTest, Conv2dValidatesItsArguments) {
   EXPECT_EQ(ops::Conv2d(x, w, nullptr, two_groups, ctx_).shape(), (Shape{1, 6, 3, 3}));
 }
 
+TEST_F(OpsTest, Conv2dSaysAnInputWithoutChannelsHasNoChannels) {
+  // Before, C = 0 read "groups 1 must be >= 1 and divide the 0 input channels ...": the groups
+  // were blamed for the input's empty channel dimension.
+  const Tensor x = Tensor::Empty(Shape{1, 0, 5, 5}, DType::kFloat, pool_, true);
+  const Tensor w = Tensor::Empty(Shape{6, 0, 3, 3}, DType::kFloat, pool_, true);
+  for (const bool transposed : {false, true}) {
+    ExpectError<TensorShapeException>(
+        [&] {
+          if (transposed) {
+            ops::ConvTranspose2d(x, Tensor::Empty(Shape{0, 6, 3, 3}, DType::kFloat, pool_, true),
+                                 nullptr, {}, ctx_);
+          } else {
+            ops::Conv2d(x, w, nullptr, {}, ctx_);
+          }
+        },
+        {transposed ? "ConvTranspose2d: input x [1, 0, 5, 5] has 0 channels (C = 0)"
+                    : "Conv2d: input x [1, 0, 5, 5] has 0 channels (C = 0)",
+         "give it at least one channel"});
+  }
+}
+
+TEST_F(OpsTest, Conv2dWithNoFiltersOrNoImagesGivesAnEmptyOutputAndZeroGradients) {
+  // K = 0 filters or N = 0 images: an empty output, as PyTorch's conv2d gives, with every
+  // kernel variant and layout, backward included (zeros for x and w). Before, the fast kernels'
+  // oneDNN path (NHWC with keep_layout) failed INTERNAL: oneDNN refuses empty shapes.
+  for (const auto& [xs, ws] : {std::pair{Shape{1, 4, 5, 5}, Shape{0, 4, 3, 3}},
+                               std::pair{Shape{0, 4, 5, 5}, Shape{2, 4, 3, 3}}}) {
+    const Tensor nchw = Vec(std::vector<float>(xs.ElementCount(), 1.0f), xs);
+    const Tensor w = Vec(std::vector<float>(ws.ElementCount(), 1.0f), ws).WithRequiresGrad();
+    const Shape ys{xs[0], ws[0], 3, 3};
+    for (const int32_t keep : {0, 1}) {
+      const Tensor x = (keep ? nchw.ToLayout(Layout::kNhwc, pool_) : nchw).WithRequiresGrad();
+      for (const TensorKernels* kernels : KernelSet::Available()) {
+        const OpContext ctx{pool_, *kernels};
+        SCOPED_TRACE(std::string(kernels->name()) + " keep_layout " + std::to_string(keep) + " x " +
+                     xs.ToString() + " w " + ws.ToString());
+        const Tensor y = ops::Conv2d(x, w, nullptr, {.keep_layout = keep}, ctx);
+        EXPECT_EQ(y.shape(), ys);
+        // The transposed convolution back to (N, K, 5, 5) from an input of 4 channels.
+        const Shape ts{xs[0], 4, 3, 3};
+        const Tensor tx = Vec(std::vector<float>(ts.ElementCount(), 1.0f), ts);
+        const Tensor t = ops::ConvTranspose2d(
+            keep ? tx.ToLayout(Layout::kNhwc, pool_) : tx,
+            Vec(std::vector<float>(4 * ws[0] * 9, 1.0f), Shape{4, ws[0], 3, 3}), nullptr,
+            {.conv = {.keep_layout = keep}}, ctx);
+        EXPECT_EQ(t.shape(), (Shape{xs[0], ws[0], 5, 5}));
+        const Tensor g = Tensor::Empty(ys, DType::kFloat, pool_, true);
+        const std::vector<Tensor> grads = Backward(y, &g, std::vector<Tensor>{x, w}, ctx);
+        for (float v : Values(grads[0])) EXPECT_EQ(v, 0.0f);
+        for (float v : Values(grads[1])) EXPECT_EQ(v, 0.0f);
+        EXPECT_EQ(grads[1].shape(), ws);
+      }
+    }
+  }
+}
+
 TEST_F(OpsTest, Conv2dAddsTheBiasAndWritesNchw) {
   // x = 1..8 as (1, 2, 2, 2) in NHWC, w picks channel 1 of each position with weight 1.
   const Tensor x = Vec({1, 2, 3, 4, 5, 6, 7, 8}, Shape{1, 2, 2, 2}).ToLayout(Layout::kNhwc, pool_);
