@@ -118,7 +118,7 @@ def digits_cnn_step(session, nhwc=False):
     with keep_layout (the oneDNN path); measured no faster than this NCHW step once the layout
     conversions around the ReLUs are paid (docs/performance.md)."""
     x, y, order = (session.tensor(a.astype(np.float32)) for a in digits_cnn.data())
-    params = [session.parameter(w) for w in digits_cnn.initial_weights()]
+    params = [session.parameter(w) for w in digits_cnn.initial_weights(1)]
     opt = optim.SGD(params, **digits_cnn.SGD_ARGS)
     step = [0]
 

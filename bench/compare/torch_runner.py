@@ -183,7 +183,7 @@ def digits_cnn_step():
     """digits_cnn.py's step in local PyTorch: zero_grad, forward + cross-entropy on the next
     minibatch (indexed from the resident images), backward, SGD with momentum."""
     x, y, order = (torch.from_numpy(a) for a in digits_cnn.data())
-    params = [torch.tensor(w, requires_grad=True) for w in digits_cnn.initial_weights()]
+    params = [torch.tensor(w, requires_grad=True) for w in digits_cnn.initial_weights(1)]
     opt = torch.optim.SGD(params, **digits_cnn.SGD_ARGS)
     step = [0]
 
