@@ -98,7 +98,9 @@ TEST_F(DeepGraphEndTest, ClosingTheSessionFreesADeepChain) {
 TEST_F(DeepGraphEndTest, AnExpiringSessionFreesADeepChain) {
   const int64_t expired = client().Stats().sessions().expired();
   {
-    Session session = NewDeepSession(/*idle_timeout_ms=*/1000);
+    // 3 s: long enough that the gaps between its requests never expire it on a loaded TSan run
+    // (1 s did once, mid-chain), short enough for Eventually to see the expiry.
+    Session session = NewDeepSession(/*idle_timeout_ms=*/3000);
     NegChain(session, NewLeaf(session));
     session.Detach();  // no request at all from here on
   }
