@@ -1,5 +1,6 @@
 #include "core/ops/normalization.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -244,6 +245,10 @@ Tensor BatchNorm2d(const Tensor& x, const Tensor& running_mean, const Tensor& ru
   CheckParam("BatchNorm2d", "scale", scale, Shape{c}, "one per channel");
   CheckParam("BatchNorm2d", "bias", bias, Shape{c}, "one per channel");
   if (p.training) CheckRunningUnshared(running_mean, running_var, x, scale, bias);
+  if (p.training && !std::isfinite(p.momentum)) {  // NaN or inf would fill the running statistics
+    throw TensorException("BatchNorm2d: momentum is " + std::to_string(p.momentum) +
+                          "; training needs a finite momentum (0.1 is the usual value)");
+  }
   if (p.training && n * hw <= 1) {
     throw TensorShapeException("BatchNorm2d: training needs more than 1 value per channel, x is " +
                                x.shape().ToString() + "; use training = 0 or a larger batch");

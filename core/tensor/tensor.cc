@@ -70,7 +70,7 @@ void Tensor::ThrowTypeMismatch(DType requested) const {
 void Tensor::CheckPlain(const char* what) const {
   if (block_) {
     throw TensorLayoutException(std::string(what) + " is not available on blocked tensor " +
-                                Describe() + "; convert it with ToLayout(Layout::kNchw) first");
+                                Describe() + "; convert it with ToLayout(NCHW) first");
   }
 }
 

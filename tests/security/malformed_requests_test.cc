@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -647,6 +648,25 @@ std::vector<Row> AllRows() {
            OpOf("BatchNorm2d", {&World::x, &World::plain, &World::plain},
                 {{"training", IntAttr(2)}}),
            kInvalid, "attribute 'training' must be 0 or 1 (got 2)"),
+      kRun("BatchNorm2d training with a NaN momentum",
+           [](auto& r, const World& w) {
+             r.clear_operations();
+             v1::Operation* image = r.add_operations();  // x [2, 3] as (1, 3, 2, 1)
+             image->set_op("Reshape");
+             image->add_inputs()->set_handle(w.x);
+             (*image->mutable_attributes())["shape"] = IntsAttr({1, 3, 2, 1});
+             v1::Operation* var = r.add_operations();  // a running_var of its own
+             var->set_op("Neg");
+             var->add_inputs()->set_handle(w.plain);
+             v1::Operation* bn = r.add_operations();
+             bn->set_op("BatchNorm2d");
+             bn->add_inputs()->set_output(0);
+             bn->add_inputs()->set_handle(w.plain);
+             bn->add_inputs()->set_output(1);
+             (*bn->mutable_attributes())["training"] = IntAttr(1);
+             (*bn->mutable_attributes())["momentum"] = FloatAttr(std::nanf(""));
+           },
+           kInvalid, "training needs a finite momentum"),
       kRun("Conv2d keep_layout of two",
            OpOf("Conv2d", {&World::x, &World::x}, {{"keep_layout", IntAttr(2)}}), kInvalid,
            "attribute 'keep_layout' must be 0 (NCHW output) or 1"),

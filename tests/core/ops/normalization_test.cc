@@ -186,6 +186,22 @@ TEST_F(NormalizationTest, BatchNormTrainingUsesBatchStatisticsAndUpdatesTheRunni
   EXPECT_EQ(mean.version(), mv + 1) << "inference writes nothing";
 }
 
+TEST_F(NormalizationTest, BatchNormTrainingRefusesANonFiniteMomentumAndWritesNothing) {
+  const Tensor x = Random(Shape{2, 2, 2, 2}, rng_, pool_);
+  Tensor mean = Filled(Shape{2}, 0), var = Filled(Shape{2}, 1);
+  const uint64_t mv = mean.version();
+  for (const float m : {std::nanf(""), INFINITY, -INFINITY}) {
+    EXPECT_THROW(
+        ops::BatchNorm2d(x, mean, var, nullptr, nullptr, {.training = true, .momentum = m}, ctx_),
+        TensorException);
+  }
+  ExpectAll(Values(mean), {0, 0});
+  ExpectAll(Values(var), {1, 1});
+  EXPECT_EQ(mean.version(), mv);
+  // Inference never reads the momentum.
+  ops::BatchNorm2d(x, mean, var, nullptr, nullptr, {.momentum = std::nanf("")}, ctx_);
+}
+
 TEST_F(NormalizationTest, BatchNormTrainingInvalidatesAGraphThatSavedTheRunningStatistics) {
   const Tensor x = Random(Shape{2, 2, 2, 2}, rng_, pool_);
   Tensor mean = Filled(Shape{2}, 0), var = Filled(Shape{2}, 1);

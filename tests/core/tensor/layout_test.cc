@@ -563,6 +563,8 @@ TEST_P(BlockedTensor, CopiesThrowTensorLayoutException) {
     return std::string();
   }();
   EXPECT_NE(message.find("ToLayout"), std::string::npos) << message;
+  // The wire spelling of the layout, as every other blocked refusal (not the C++ enumerator).
+  EXPECT_NE(message.find("convert it with ToLayout(NCHW) first"), std::string::npos) << message;
 }
 
 TEST_P(BlockedTensor, RefusalsCountNoWrite) {

@@ -101,7 +101,7 @@ TEST(CopyLogicalBytesTest, StaleNullAndBlockedTensorsAreRefused) {
     blocked.CopyLogicalBytes(0, out);
     FAIL() << "a blocked tensor was copied";
   } catch (const TensorLayoutException& e) {
-    EXPECT_NE(std::string(e.what()).find("ToLayout(Layout::kNchw)"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("ToLayout(NCHW)"), std::string::npos);
   }
 }
 
