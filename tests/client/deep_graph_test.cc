@@ -98,9 +98,9 @@ TEST_F(DeepGraphEndTest, ClosingTheSessionFreesADeepChain) {
 TEST_F(DeepGraphEndTest, AnExpiringSessionFreesADeepChain) {
   const int64_t expired = client().Stats().sessions().expired();
   {
-    // 3 s: long enough that the gaps between its requests never expire it on a loaded TSan run
-    // (1 s did once, mid-chain), short enough for Eventually to see the expiry.
-    Session session = NewDeepSession(/*idle_timeout_ms=*/3000);
+    // 10 s: the gaps between the chain's requests must never expire it, and on a TSan build
+    // of a 2-core machine under load 1 s and 3 s both did, mid-chain; Eventually waits 60 s.
+    Session session = NewDeepSession(/*idle_timeout_ms=*/10000);
     NegChain(session, NewLeaf(session));
     session.Detach();  // no request at all from here on
   }
