@@ -164,7 +164,8 @@ struct ConvPrimitiveCache::Impl {
         return entries.front();
       }
     }
-    internal::Entry e = internal::Create(pass, internal::GeometryOf(d, p), bias);  // compiles
+    // Outside the lock: creating a primitive compiles code.
+    internal::Entry e = internal::Create(pass, internal::GeometryOf(d, p), bias);
     e.key = key;
     const std::lock_guard lock(mutex);
     ++stats.misses;
