@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/conv_cache.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_pool.h"
 
@@ -32,6 +33,7 @@ struct SessionSnapshot {
   int64_t serial = 0;
   std::string kernel_variant;
   ArenaStats arena;
+  ConvPrimitiveCacheStats conv_cache;
   int64_t handles = 0;
   int64_t pool_buffers = 0;  // pool buffers the session holds
   int64_t pool_bytes = 0;

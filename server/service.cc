@@ -182,6 +182,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     grpc::Status status;
     try {
       const CancelScope scope(&reactor->token());  // long kernels stop when the call does
+      const ConvCacheScope conv_cache(&session->conv_cache());
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
       if constexpr (std::is_invocable_v<Work&, const std::shared_ptr<Session>&, UnaryReactor&>) {
@@ -379,6 +380,7 @@ void OneModelService::FillServerStats(const Session* session, v1::Stats* stats) 
   out->set_session_id(session->id());
   out->set_kernel_variant(snap.kernel_variant);
   FillArenaStats(snap.arena, out->mutable_arena());
+  FillConvCacheStats(snap.conv_cache, out->mutable_conv_cache());
   out->set_handles(snap.handles);
   out->set_pool_buffers(snap.pool_buffers);
   out->set_pool_bytes(snap.pool_bytes);

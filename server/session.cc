@@ -45,6 +45,7 @@ int64_t Session::Close() {
   } catch (const BufferOverrunException&) {
     if (!overrun) overrun = std::current_exception();
   }
+  conv_cache_.Clear();
   Publish();
   if (overrun) std::rethrow_exception(overrun);
   return ledger_.leaked() - leaked_before;
@@ -65,6 +66,7 @@ int64_t Session::ChargeQueued() {
 void Session::Publish() {
   SessionSnapshot s;
   s.arena = arena_.Stats();
+  s.conv_cache = conv_cache_.Stats();
   s.handles = handles_.size();
   s.pool_buffers = ledger_.rented_buffers();
   s.pool_bytes = ledger_.rented_bytes();

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/autograd/op_context.h"
+#include "core/kernels/conv_cache.h"
 #include "core/kernels/kernels.h"
 #include "core/memory/arena.h"
 #include "core/memory/buffer_ledger.h"
@@ -55,6 +56,9 @@ class Session {
   HandleTable& handles() { return handles_; }
   BufferLedger& ledger() { return ledger_; }
   Arena& arena() { return arena_; }
+  // The oneDNN convolution primitives this session's requests use (the strand's task makes it
+  // current: ConvCacheScope); freed by Close().
+  ConvPrimitiveCache& conv_cache() { return conv_cache_; }
   // Outputs in the arena or the pool, computed with this session's kernels.
   OpContext ArenaContext() { return {arena_, *options_.kernels}; }
   OpContext PoolContext() { return {ledger_, *options_.kernels}; }
@@ -101,6 +105,7 @@ class Session {
   // to these when destroyed.
   BufferLedger ledger_;
   Arena arena_;
+  ConvPrimitiveCache conv_cache_;
   HandleTable handles_;
   Strand strand_;
   std::atomic<Clock::rep> last_used_;

@@ -61,4 +61,12 @@ void FillArenaStats(const ArenaStats& arena, v1::ArenaStats* out) {
   out->set_growth_events(arena.growth_events);
 }
 
+void FillConvCacheStats(const ConvPrimitiveCacheStats& cache, v1::ConvCacheStats* out) {
+  out->set_capacity(cache.capacity);
+  out->set_entries(cache.entries);
+  out->set_hits(cache.hits);
+  out->set_misses(cache.misses);
+  out->set_evictions(cache.evictions);
+}
+
 }  // namespace onemodel::server

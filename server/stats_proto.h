@@ -8,6 +8,7 @@
 //   stats.mutable_session()->mutable_arena());
 #pragma once
 
+#include "core/kernels/conv_cache.h"
 #include "core/memory/arena.h"
 #include "onemodel/v1/onemodel.pb.h"
 #include "server/rpc_stats.h"
@@ -21,5 +22,8 @@ void FillStats(const ServerSnapshot& snapshot, const RpcStats& rpc_stats, v1::St
 
 // Copies every field of `arena` into `out`.
 void FillArenaStats(const ArenaStats& arena, v1::ArenaStats* out);
+
+// Copies every field of `cache` into `out`.
+void FillConvCacheStats(const ConvPrimitiveCacheStats& cache, v1::ConvCacheStats* out);
 
 }  // namespace onemodel::server

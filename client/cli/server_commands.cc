@@ -45,6 +45,10 @@ void PrintStatsTable(const v1::Stats& s) {
               << " pool buffers, " << MiB(session.pool_bytes()) << " of "
               << MiB(session.memory_limit_bytes()) << ", " << session.requests() << " requests\n";
     PrintArena(session.arena());
+    const v1::ConvCacheStats& conv = session.conv_cache();
+    std::cout << "  conv cache  " << conv.entries() << " of " << conv.capacity() << " primitives, "
+              << conv.hits() << " hits, " << conv.misses() << " misses, " << conv.evictions()
+              << " evictions\n";
   }
   char line[128];
   std::snprintf(line, sizeof line, "%-48s %10s %8s %14s\n", "rpc", "requests", "errors",

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/common/cancellation.h"
+#include "core/kernels/conv_cache.h"
 #include "dnnl.hpp"
 
 // libdnnl (Debian's) runs on OpenMP (libgomp); omp.h is GCC's and not on clang's path.
@@ -23,11 +25,17 @@ using dnnl::memory;
 using Dims = memory::dims;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
+constexpr int kOneDnnGlobalCacheCapacity = 64;
 
 enum class Pass : int64_t { kForward, kBackwardInput, kBackwardWeight };
 
+// The CPU engine; first use bounds oneDNN's own process-wide primitive cache (which the
+// weight reorders go through, docs/kernels.md) to kOneDnnGlobalCacheCapacity.
 dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine engine = [] {
+    dnnl::set_primitive_cache_capacity(kOneDnnGlobalCacheCapacity);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 
@@ -109,67 +117,113 @@ Entry Create(Pass pass, const Geometry& g, bool bias) {
   return e;
 }
 
-// The bounded LRU cache of primitives, process-wide (oneDNN's own global cache is kept to
-// the same bound: reorders go through it).
-class Cache {
- public:
-  Cache() { dnnl::set_primitive_cache_capacity(kDnnlConvCacheCapacity); }
+using Key = std::array<int64_t, 20>;
+
+Key KeyOf(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int threads) {
+  return {static_cast<int64_t>(pass),
+          d.n,
+          d.c,
+          d.h,
+          d.w,
+          d.k,
+          d.kh,
+          d.kw,
+          d.oh,
+          d.ow,
+          p.stride_h,
+          p.stride_w,
+          p.pad_top,
+          p.pad_left,
+          p.pad_bottom,
+          p.pad_right,
+          p.dilation_h,
+          p.dilation_w,
+          p.groups,
+          (bias ? 1 : 0) + 2 * threads};
+}
+
+}  // namespace
+}  // namespace onemodel::internal
+
+namespace onemodel {
+
+struct ConvPrimitiveCache::Impl {
+  explicit Impl(int capacity) : capacity(capacity) {}
 
   // The entry for `pass` over these shapes, created on a miss (the least recently used one
   // leaves when the cache is full).
-  Entry Get(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int threads) {
-    const std::array<int64_t, 20> key{static_cast<int64_t>(pass),
-                                      d.n,
-                                      d.c,
-                                      d.h,
-                                      d.w,
-                                      d.k,
-                                      d.kh,
-                                      d.kw,
-                                      d.oh,
-                                      d.ow,
-                                      p.stride_h,
-                                      p.stride_w,
-                                      p.pad_top,
-                                      p.pad_left,
-                                      p.pad_bottom,
-                                      p.pad_right,
-                                      p.dilation_h,
-                                      p.dilation_w,
-                                      p.groups,
-                                      (bias ? 1 : 0) + 2 * threads};
+  internal::Entry Get(internal::Pass pass, const internal::ConvDims& d, const Conv2dParams& p,
+                      bool bias, int threads) {
+    const internal::Key key = internal::KeyOf(pass, d, p, bias, threads);
     {
-      const std::lock_guard lock(mutex_);
-      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      const std::lock_guard lock(mutex);
+      for (auto it = entries.begin(); it != entries.end(); ++it) {
         if (it->key != key) continue;
-        entries_.splice(entries_.begin(), entries_, it);
-        ++hits_;
-        return entries_.front();
+        entries.splice(entries.begin(), entries, it);
+        ++stats.hits;
+        return entries.front();
       }
     }
-    Entry e = Create(pass, GeometryOf(d, p), bias);  // outside the lock: it compiles code
+    // Outside the lock: creating a primitive compiles code.
+    internal::Entry e = internal::Create(pass, internal::GeometryOf(d, p), bias);
     e.key = key;
-    const std::lock_guard lock(mutex_);
-    ++misses_;
-    entries_.push_front(e);
-    if (entries_.size() > kDnnlConvCacheCapacity) entries_.pop_back();
+    const std::lock_guard lock(mutex);
+    ++stats.misses;
+    entries.push_front(e);
+    if (static_cast<int64_t>(entries.size()) > capacity) {
+      entries.pop_back();
+      ++stats.evictions;
+    }
     return e;
   }
 
-  DnnlConvCacheStats Stats() {
-    const std::lock_guard lock(mutex_);
-    return {static_cast<int64_t>(entries_.size()), hits_, misses_};
-  }
-
- private:
-  std::mutex mutex_;
-  std::list<Entry> entries_;
-  int64_t hits_ = 0, misses_ = 0;
+  const int64_t capacity;
+  mutable std::mutex mutex;
+  std::list<internal::Entry> entries;  // most recently used first
+  ConvPrimitiveCacheStats stats;       // without capacity and entries
 };
 
-Cache& TheCache() {
-  static Cache cache;
-  return cache;
+ConvPrimitiveCache::ConvPrimitiveCache(int capacity) : impl_(std::make_unique<Impl>(capacity)) {}
+
+ConvPrimitiveCache::~ConvPrimitiveCache() = default;
+
+ConvPrimitiveCacheStats ConvPrimitiveCache::Stats() const {
+  const std::lock_guard lock(impl_->mutex);
+  ConvPrimitiveCacheStats s = impl_->stats;
+  s.capacity = impl_->capacity;
+  s.entries = static_cast<int64_t>(impl_->entries.size());
+  return s;
+}
+
+void ConvPrimitiveCache::Clear() {
+  std::list<internal::Entry> gone;
+  const std::lock_guard lock(impl_->mutex);
+  gone.swap(impl_->entries);
+}
+
+namespace {
+thread_local ConvPrimitiveCache* t_current = nullptr;
+}  // namespace
+
+ConvPrimitiveCache& CurrentConvCache() {
+  static ConvPrimitiveCache process_wide;
+  return t_current ? *t_current : process_wide;
+}
+
+ConvCacheScope::ConvCacheScope(ConvPrimitiveCache* cache) : previous_(t_current) {
+  t_current = cache;
+}
+
+ConvCacheScope::~ConvCacheScope() { t_current = previous_; }
+
+}  // namespace onemodel
+
+namespace onemodel::internal {
+namespace {
+
+// The current cache's entry (CurrentConvCache).
+Entry Cached(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int threads) {
+  return CurrentConvCache().impl().Get(pass, d, p, bias, threads);
 }
 
 // Bytes rounded up to whole 64-byte lines.
@@ -258,7 +312,7 @@ int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams
                                           {Pass::kBackwardInput, false},
                                           {Pass::kBackwardWeight, false}};
   for (const auto& [pass, bias] : passes) {
-    const Entry e = TheCache().Get(pass, d, p, bias, threads);
+    const Entry e = Cached(pass, d, p, bias, threads);
     bytes = std::max(bytes, Lines(e.scratchpad.get_size()) + Lines(e.weights.get_size()));
   }
   return static_cast<int64_t>((bytes + 64) / sizeof(float));
@@ -269,7 +323,7 @@ void DnnlConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
   if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
   omp_set_num_threads(threads);
-  const Entry e = TheCache().Get(Pass::kForward, d, p, bias != nullptr, threads);
+  const Entry e = Cached(Pass::kForward, d, p, bias != nullptr, threads);
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
   const memory weights = BlockedWeights(w, d, e, s.weights, stream);
@@ -288,7 +342,7 @@ void DnnlConv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv
   if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), p);
   omp_set_num_threads(threads);
-  const Entry e = TheCache().Get(Pass::kBackwardInput, d, p, false, threads);
+  const Entry e = Cached(Pass::kBackwardInput, d, p, false, threads);
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
   const memory weights = BlockedWeights(w, d, e, s.weights, stream);
@@ -305,7 +359,7 @@ void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Con
   if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), p);
   omp_set_num_threads(threads);
-  const Entry e = TheCache().Get(Pass::kBackwardWeight, d, p, false, threads);
+  const Entry e = Cached(Pass::kBackwardWeight, d, p, false, threads);
   const Split s(e, scratch);
   dnnl::stream& stream = Stream();
   memory plain(*PlainWeights(grad_w, d), Engine(), Base(grad_w));
@@ -319,7 +373,5 @@ void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Con
   if (!direct) dnnl::reorder(blocked, plain).execute(stream, blocked, plain);
   stream.wait();
 }
-
-DnnlConvCacheStats DnnlConvCache() { return TheCache().Stats(); }
 
 }  // namespace onemodel::internal

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/kernels/conv_cache.h"
 #include "core/memory/size_class.h"
 #include "tests/client/server_test.h"
 
@@ -146,6 +147,40 @@ TEST_F(StatsTest, RpcCountersCountRequestsAndErrors) {
   session.Put<float>(std::vector<float>{1}, {1});
   EXPECT_EQ(session.Stats().session().requests() - requests, 1);
 }
+
+#ifndef __SANITIZE_THREAD__  // the TSan build leaves oneDNN out (docs/kernels.md)
+TEST_F(StatsTest, EachSessionCountsItsOwnConvolutionPrimitives) {
+  // An NHWC input with keep_layout: the fast kernels run Conv2d on oneDNN.
+  auto conv = [](Session& session) {
+    const TensorHandle x = session.Put<float>(RandomFloats(2 * 3 * 8 * 8, 170), {2, 3, 8, 8});
+    const TensorHandle w = session.Put<float>(RandomFloats(4 * 3 * 3 * 3, 171), {4, 3, 3, 3});
+    client::RunBuilder run;
+    const auto nhwc = run.Op("ToLayout", {x}, {{"layout", "NHWC"}});
+    run.Op("Conv2d", {nhwc, w}, {{"pads", client::Ints{1, 1}}, {"keep_layout", 1}});
+    session.Run(run.ResetArena().NoGrad());
+  };
+  Session a = NewSession(v1::KERNEL_CHOICE_FAST);
+  conv(a);
+  const v1::ConvCacheStats first = a.Stats().session().conv_cache();
+  EXPECT_EQ(first.capacity(), ConvPrimitiveCache::kDefaultCapacity);
+  EXPECT_GT(first.misses(), 0);
+  EXPECT_EQ(first.entries(), first.misses());
+  conv(a);
+  const v1::ConvCacheStats second = a.Stats().session().conv_cache();
+  EXPECT_EQ(second.misses(), first.misses()) << "the identical Conv2d created no primitive";
+  EXPECT_GT(second.hits(), first.hits());
+  EXPECT_EQ(second.entries(), first.entries());
+  EXPECT_EQ(second.evictions(), 0);
+
+  Session b = NewSession(v1::KERNEL_CHOICE_FAST);
+  EXPECT_EQ(b.Stats().session().conv_cache().entries(), 0);
+  conv(b);
+  const v1::ConvCacheStats other = b.Stats().session().conv_cache();
+  EXPECT_EQ(other.misses(), first.misses()) << "the other session creates its own";
+  EXPECT_EQ(other.hits(), first.hits());
+  EXPECT_EQ(a.Stats().session().conv_cache().hits(), second.hits());
+}
+#endif
 
 TEST_F(StatsTest, PrometheusEndpointServesTheMetrics) {
   ASSERT_FALSE(server().metrics_address().empty());

@@ -1,8 +1,9 @@
 // Conv2d's oneDNN path (inside the fast kernels): oneDNN 2.6's direct convolution with NHWC
 // activations and weights in the blocked format oneDNN picks, for forward, input gradient and
 // weight gradient. The weights are reordered into that format, and oneDNN's scratchpad placed,
-// in the caller's scratch (a session's arena); the primitives live in a bounded cache.
-// Threads: as many OpenMP threads as the kernels' pool has (docs/kernels.md).
+// in the caller's scratch (a session's arena); the primitives live in the current
+// ConvPrimitiveCache (conv_cache.h). Threads: as many OpenMP threads as the kernels' pool has
+// (docs/kernels.md).
 #pragma once
 
 #include <cstdint>
@@ -28,13 +29,5 @@ void DnnlConv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv
                              Tensor& grad_x, std::span<float> scratch, int threads);
 void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                               Tensor& grad_w, std::span<float> scratch, int threads);
-
-// The primitive cache: entries held (at most kDnnlConvCacheCapacity), lookups that found
-// their primitive and lookups that created one.
-inline constexpr int kDnnlConvCacheCapacity = 64;
-struct DnnlConvCacheStats {
-  int64_t entries, hits, misses;
-};
-DnnlConvCacheStats DnnlConvCache();
 
 }  // namespace onemodel::internal

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/kernels/accuracy.h"
-#include "core/kernels/internal/conv_dnnl.h"
+#include "core/kernels/conv_cache.h"
 #include "core/kernels/kernel_set.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
@@ -300,25 +300,87 @@ INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::
                          kernel_test::ParamName);
 
 #ifndef __SANITIZE_THREAD__  // the TSan build leaves oneDNN out (docs/kernels.md)
-TEST(Conv2dOneDnnTest, TakesDenseNhwcActivationsAndKeepsItsCacheBounded) {
+// A random NHWC problem whose output has ConvOutputExtent's extents, which oneDNN takes.
+Problem OneDnnProblem(std::mt19937& rng) {
+  for (;;) {
+    const Problem q = RandomProblem(rng);
+    if (q.nhwc &&
+        q.oh == ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h, q.p.pad_top,
+                                 q.p.pad_bottom, q.p.dilation_h) &&
+        q.ow == ConvOutputExtent(q.w, static_cast<int32_t>(q.kw), q.p.stride_w, q.p.pad_left,
+                                 q.p.pad_right, q.p.dilation_w)) {
+      return q;
+    }
+  }
+}
+
+TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
   BufferPool pool;
   std::mt19937 rng(13);
   const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
-  Problem q = RandomProblem(rng);
-  while (!q.nhwc || q.oh != ConvOutputExtent(q.h, static_cast<int32_t>(q.kh), q.p.stride_h,
-                                             q.p.pad_top, q.p.pad_bottom, q.p.dilation_h)) {
-    q = RandomProblem(rng);
-  }
+  const Problem q = OneDnnProblem(rng);
   const Inputs in = RandomInputs(q, rng, pool);
-  const internal::DnnlConvCacheStats before = internal::DnnlConvCache();
-  RunKernels(fast, q, in, pool);
-  const internal::DnnlConvCacheStats after = internal::DnnlConvCache();
-  EXPECT_GE(after.hits + after.misses, before.hits + before.misses + 3);  // three passes
-  // Shapes beyond the capacity push the least recently used primitives out.
-  for (int64_t h = 1; h <= internal::kDnnlConvCacheCapacity / 4 + 2; ++h) {
+  const ConvPrimitiveCacheStats process_wide = CurrentConvCache().Stats();
+  ConvPrimitiveCache cache;
+  {
+    const ConvCacheScope scope(&cache);
+    RunKernels(fast, q, in, pool);
+    // Sizing the scratch creates four primitives (forward with and without bias, both
+    // gradients); the passes oneDNN takes find theirs.
+    const ConvPrimitiveCacheStats first = cache.Stats();
+    EXPECT_EQ(first.misses, 4);
+    EXPECT_GE(first.hits, 1) << "the forward pass runs on oneDNN";
+    EXPECT_EQ(first.entries, 4);
+    RunKernels(fast, q, in, pool);
+    const ConvPrimitiveCacheStats second = cache.Stats();
+    EXPECT_EQ(second.misses, first.misses) << "the second run created no primitive";
+    EXPECT_EQ(second.hits, first.hits + first.hits + first.misses);
+    EXPECT_EQ(second.entries, first.entries);
+    EXPECT_EQ(second.evictions, 0);
+  }
+  const ConvPrimitiveCacheStats untouched = CurrentConvCache().Stats();
+  EXPECT_EQ(untouched.hits + untouched.misses, process_wide.hits + process_wide.misses)
+      << "the scope's runs used only the scope's cache";
+  cache.Clear();
+  EXPECT_EQ(cache.Stats().entries, 0);
+  EXPECT_EQ(cache.Stats().misses, 4) << "Clear frees the primitives and keeps the counters";
+}
+
+TEST(Conv2dOneDnnTest, EachCacheCountsItsOwnLookups) {
+  BufferPool pool;
+  std::mt19937 rng(14);
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  const Problem q = OneDnnProblem(rng);
+  const Inputs in = RandomInputs(q, rng, pool);
+  ConvPrimitiveCache a, b;
+  {
+    const ConvCacheScope scope(&a);
+    RunKernels(fast, q, in, pool);
+  }
+  {
+    const ConvCacheScope scope(&b);
+    RunKernels(fast, q, in, pool);
+  }
+  const ConvPrimitiveCacheStats sa = a.Stats(), sb = b.Stats();
+  EXPECT_EQ(sa.misses, 4);
+  EXPECT_EQ(sb.misses, 4) << "each cache creates its own primitives";
+  EXPECT_EQ(sb.hits, sa.hits);
+  EXPECT_EQ(sb.entries, 4);
+}
+
+TEST(Conv2dOneDnnTest, MoreShapesThanTheCapacityKeepTheCacheAtItsCapacity) {
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  ConvPrimitiveCache cache;
+  const ConvCacheScope scope(&cache);
+  const int64_t shapes = ConvPrimitiveCache::kDefaultCapacity / 4 + 2;  // four entries each
+  for (int64_t h = 1; h <= shapes; ++h) {
     fast.Conv2dScratchFloats(Shape{1, 2, h, 3}, Shape{2, 2, 1, 1}, {.keep_layout = 1});
   }
-  EXPECT_EQ(internal::DnnlConvCache().entries, internal::kDnnlConvCacheCapacity);
+  const ConvPrimitiveCacheStats s = cache.Stats();
+  EXPECT_EQ(s.capacity, ConvPrimitiveCache::kDefaultCapacity);
+  EXPECT_EQ(s.entries, ConvPrimitiveCache::kDefaultCapacity);
+  EXPECT_EQ(s.misses, 4 * shapes);
+  EXPECT_EQ(s.evictions, 4 * shapes - ConvPrimitiveCache::kDefaultCapacity);
 }
 #endif
 

@@ -102,5 +102,23 @@ TEST_F(SessionChargeTest, TheSnapshotShowsWhatTheLimitCountsBesideTheMemory) {
   done.get_future().wait();
 }
 
+#ifndef __SANITIZE_THREAD__  // the TSan build leaves oneDNN out (docs/kernels.md)
+TEST_F(SessionChargeTest, CloseFreesTheSessionsConvolutionPrimitives) {
+  SessionOptions options = Options(1 << 20);
+  options.kernels = &KernelSet::Get(KernelChoice::kFast);
+  Session session(options, pool_, &server_, workers_);
+  {
+    const ConvCacheScope scope(&session.conv_cache());  // as the session's requests run
+    options.kernels->Conv2dScratchFloats(Shape{1, 2, 4, 4}, Shape{3, 2, 1, 1}, {.keep_layout = 1});
+  }
+  session.Publish();
+  EXPECT_EQ(session.Snapshot().conv_cache.entries, 4) << "forward +- bias and both gradients";
+  session.Close();
+  const ConvPrimitiveCacheStats closed = session.Snapshot().conv_cache;
+  EXPECT_EQ(closed.entries, 0);
+  EXPECT_EQ(closed.misses, 4);
+}
+#endif
+
 }  // namespace
 }  // namespace onemodel::server
