@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -294,17 +295,28 @@ dnnl::stream& Stream() {
 
 }  // namespace
 
+// Whether oneDNN can describe the geometry: it refuses (INTERNAL "could not create a
+// descriptor") padded or dilated extents past 32 bits, which pads near 2^31 make; im2col
+// computes those.
+bool DescribableGeometry(const ConvDims& d, const Conv2dParams& p) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  return d.h + p.pad_top + p.pad_bottom <= kMax && d.w + p.pad_left + p.pad_right <= kMax &&
+         (d.kh - 1) * p.dilation_h + 1 <= kMax && (d.kw - 1) * p.dilation_w + 1 <= kMax;
+}
+
 bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor* bias,
                      const Conv2dParams& p) {
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
   return x.layout() == Layout::kNhwc && y.layout() == Layout::kNhwc && y.shape()[2] == d.oh &&
          y.shape()[3] == d.ow && (!bias || bias->strides()[0] == 1) && y.ElementCount() > 0 &&
-         x.ElementCount() > 0 && PlainWeights(w, d).has_value();
+         x.ElementCount() > 0 && DescribableGeometry(d, p) && PlainWeights(w, d).has_value();
 }
 
 int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads) {
   const ConvDims d = ConvDimsOf(x, w, p);
-  if (d.oh < 1 || d.ow < 1 || x.ElementCount() == 0) return 0;
+  if (d.oh < 1 || d.ow < 1 || d.k == 0 || x.ElementCount() == 0 || !DescribableGeometry(d, p)) {
+    return 0;
+  }
   omp_set_num_threads(threads);
   size_t bytes = 0;
   const std::pair<Pass, bool> passes[] = {{Pass::kForward, false},

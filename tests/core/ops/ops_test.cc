@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "core/autograd/backward_record.h"
@@ -179,6 +180,37 @@ TEST_F(OpsTest, Conv2dWithNoFiltersOrNoImagesGivesAnEmptyOutputAndZeroGradients)
         for (float v : Values(grads[1])) EXPECT_EQ(v, 0.0f);
         EXPECT_EQ(grads[1].shape(), ws);
       }
+    }
+  }
+}
+
+TEST_F(OpsTest, Conv2dWithPadsNear2To31GivesTheExactKernelsOutputWithEveryVariant) {
+  // oneDNN cannot describe padded extents past 32 bits (it failed INTERNAL "could not create a
+  // descriptor" on NHWC with keep_layout): the fast kernels compute these by im2col instead.
+  constexpr int32_t kBig = std::numeric_limits<int32_t>::max();
+  struct Case {
+    Shape xs, ws;
+    Conv2dParams p;
+  };
+  for (const Case& c :
+       {Case{{1, 3, 5, 5}, {4, 3, 3, 3}, {.stride_h = kBig, .pad_top = kBig, .keep_layout = 1}},
+        Case{{1, 3, 1, 1},
+             {4, 3, 7, 7},
+             {.stride_h = kBig, .stride_w = kBig, .pad_top = kBig, .pad_left = kBig,
+              .pad_bottom = kBig, .pad_right = kBig, .keep_layout = 1}}}) {
+    std::vector<float> xv(c.xs.ElementCount()), wv(c.ws.ElementCount());
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.125f * static_cast<float>(i % 5) - 0.25f;
+    const Tensor x = Vec(xv, c.xs).ToLayout(Layout::kNhwc, pool_);
+    const Tensor w = Vec(wv, c.ws);
+    const OpContext exact{pool_, KernelSet::Get(KernelChoice::kExact)};
+    const std::vector<float> expected = Values(ops::Conv2d(x, w, nullptr, c.p, exact));
+    for (const TensorKernels* kernels : KernelSet::Available()) {
+      SCOPED_TRACE(std::string(kernels->name()) + " x " + c.xs.ToString());
+      const Tensor y = ops::Conv2d(x, w, nullptr, c.p, OpContext{pool_, *kernels});
+      const std::vector<float> got = Values(y);
+      ASSERT_EQ(got.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-5f) << i;
     }
   }
 }
