@@ -15,9 +15,14 @@
 namespace onemodel {
 
 // This machine's last-level cache in bytes: the highest cache level sysfs lists for cpu0,
-// else sysconf(_SC_LEVEL3_CACHE_SIZE) (which can be wrong: 320 MiB on a VM whose L3 is
-// 32 MiB), else 32 MiB. Read once.
+// else sysconf(_SC_LEVEL3_CACHE_SIZE) capped at 64 MiB (CPUID's figure, which a hypervisor
+// can make up: 320 MiB on a VM whose L3 is 32 MiB, 508 MiB on one whose sysfs lists no
+// caches), else 32 MiB. Read once.
 int64_t LastLevelCacheBytes();
+
+// The rule above, given sysfs's figure (`listed`, 0 if none) and sysconf's (`reported`, 0 or
+// less if none).
+int64_t LastLevelCacheBytesFrom(int64_t listed, int64_t reported);
 
 // Outputs of at least this many bytes are written with streaming stores by default: a quarter
 // of the last-level cache (measured crossover: an output that size plus the inputs that made
