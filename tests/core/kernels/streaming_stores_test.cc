@@ -17,7 +17,7 @@ TEST(StreamingStoresTest, SysfsFigureWinsAndAReportedOneIsCappedAt64MiB) {
   constexpr int64_t kMiB = int64_t{1} << 20;
   EXPECT_EQ(LastLevelCacheBytesFrom(32 * kMiB, 508 * kMiB), 32 * kMiB);
   EXPECT_EQ(LastLevelCacheBytesFrom(256 * kMiB, 508 * kMiB), 256 * kMiB);  // listed: trusted
-  EXPECT_EQ(LastLevelCacheBytesFrom(0, 508 * kMiB), 64 * kMiB);  // this VM's CPUID figure
+  EXPECT_EQ(LastLevelCacheBytesFrom(0, 508 * kMiB), 64 * kMiB);            // this VM's CPUID figure
   EXPECT_EQ(LastLevelCacheBytesFrom(0, 16 * kMiB), 16 * kMiB);
   EXPECT_EQ(LastLevelCacheBytesFrom(0, -1), 32 * kMiB);  // neither: the fallback
 }
