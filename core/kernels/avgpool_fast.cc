@@ -3,8 +3,8 @@
 // for unit strides, the elementwise Add row otherwise), then divided, so values are the
 // reference's bit for bit. Runs are output columns
 // of one row when the input's x stride is 1 and the row is wide, otherwise the channels of
-// one output pixel (with channel stride 1, avgpool_simd.cc's per-target loop, the sums in
-// registers). Units (output rows) are split over the thread pool.
+// one output pixel (with channel stride 1, avgpool_simd.cc's per-target row loop, the sums in
+// registers, the input prefetched ahead). Units (output rows) are split over the thread pool.
 #include <algorithm>
 #include <cstdint>
 
@@ -30,7 +30,7 @@ struct AvgPlan {
   int64_t si[4] = {}, so[4] = {};
   AvgPool2dParams p;
   BinaryRowFn add = nullptr, div = nullptr;
-  void (*pixel)(const AvgPixel& px) = nullptr;
+  void (*row)(const AvgRow& r) = nullptr;
 };
 
 // acc[i] += src[i * stride] for i < n.
@@ -75,22 +75,26 @@ void RowUnit(const AvgPlan& a, int64_t u) {
   }
 }
 
-// Output row (n, oy) of every channel: the per-target pixel loop (channel stride 1), or runs
+// Output row (n, oy) of every channel: the per-target row loop (channel stride 1), or runs
 // of channels.
 void PixelUnit(const AvgPlan& a, int64_t u) {
   const AvgPool2dParams& p = a.p;
   const int64_t oy = u % a.oh, n = u / a.oh;
   const float* image = a.in + n * a.si[0];
   const AvgSpan ys = AvgClip(oy, p.stride_h, p.pad_h, p.kernel_h, a.h, p.count_include_pad);
+  if (a.si[1] == 1) {
+    const AvgSpan next_ys = oy + 1 < a.oh ? AvgClip(oy + 1, p.stride_h, p.pad_h, p.kernel_h, a.h,
+                                                    p.count_include_pad)
+                                          : AvgSpan{0, 0, 0};
+    return a.row({image, a.si[2], a.si[3], a.w, a.c, a.ow, p.stride_w, p.pad_w, p.kernel_w,
+                  p.count_include_pad, ys, next_ys, a.out + n * a.so[0] + oy * a.so[2], a.so[3],
+                  a.so[1]});
+  }
   float acc[kRun];
   for (int64_t ox = 0; ox < a.ow; ++ox) {
     const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, a.w, p.count_include_pad);
     const float divisor = static_cast<float>(ys.count * xs.count);
     float* opix = a.out + n * a.so[0] + oy * a.so[2] + ox * a.so[3];
-    if (a.si[1] == 1) {
-      a.pixel({image, a.si[2], a.si[3], ys, xs, a.c, divisor, opix, a.so[1]});
-      continue;
-    }
     for (int64_t c0 = 0; c0 < a.c; c0 += kRun) {
       const int64_t m = std::min(kRun, a.c - c0);
       std::fill(acc, acc + m, 0.0f);
@@ -128,7 +132,7 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
   const ElementwiseSimd& simd = ElementwiseSimdFor(target);
   a.add = simd.binary[static_cast<int>(BinaryOp::kAdd)];
   a.div = simd.binary[static_cast<int>(BinaryOp::kDiv)];
-  a.pixel = AvgPoolSimdFor(target).pixel;
+  a.row = AvgPoolSimdFor(target).row;
   const int64_t outputs = a.n * a.c * a.oh * a.ow;
   if (outputs == 0) return;
 

@@ -1,9 +1,11 @@
-// AvgPool2d's pixel loop (NHWC: channel stride 1), compiled once per SIMD target by Highway
+// AvgPool2d's row loop (NHWC: channel stride 1), compiled once per SIMD target by Highway
 // (foreach_target) and picked at run time through AvgPoolSimdFor(). Each lane sums one
 // channel: +0.0f, then the window's in-bounds elements in row-major window order, then one
 // division, so every target gives the reference's bits. Up to four vectors of channels are
 // summed at once, so one window position reads up to 4 vectors' worth of contiguous channels
-// and the sums' chains of adds overlap.
+// and the sums' chains of adds overlap. The input of the column kAvgAhead columns on is
+// prefetched meanwhile: without it the loop waited on memory (the hardware prefetchers did
+// not follow the window's rows; docs/kernels.md).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/avgpool_simd.cc"
 // Highway needs this order: foreach_target, then highway.
@@ -12,6 +14,7 @@
 #include "hwy/highway.h"
 // clang-format on
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/kernels/internal/avgpool.h"
@@ -26,53 +29,99 @@ using D = hn::ScalableTag<float>;
 using V = hn::Vec<D>;
 
 constexpr int kMaxGroup = 4;
+constexpr int64_t kLineFloats = 16;  // a 64-byte cache line
 
-// Channels [c0, c0 + kU * lanes) (kFull), or the first n of one vector, of one output pixel.
+// A prefetch the optimizer keeps: GCC deletes a loop whose only statements are
+// __builtin_prefetch calls (they have no side effects), which is what a loop over the rows and
+// columns of a window is.
+HWY_INLINE void PrefetchLine(const float* p) {
+#if HWY_ARCH_X86
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+// The input one output column reads: rows ys, columns xs, channel stride 1.
+struct Window {
+  internal::AvgSpan ys, xs;
+};
+
+// Channels [c0, c0 + kU * lanes) (kFull), or the first n of one vector, of one output pixel
+// (window `win`, divisor `divisor`, output channel 0 at `out`); prefetches the same channels
+// of window `ahead` (skipped when empty).
 template <int kU, bool kFull>
-HWY_INLINE void PixelVectors(const internal::AvgPixel& px, int64_t c0, int64_t n) {
+HWY_INLINE void PixelVectors(const internal::AvgRow& r, const Window& win, const Window& ahead,
+                             float divisor, float* out, int64_t c0, int64_t n) {
   static_assert(kFull || kU == 1);
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t y = ahead.ys.lo; y < ahead.ys.hi; ++y) {
+    for (int64_t x = ahead.xs.lo; x < ahead.xs.hi; ++x) {
+      const float* src = r.image + y * r.sy + x * r.sx + c0;
+      for (int64_t i = 0; i < (kFull ? kU * lanes : n); i += kLineFloats) PrefetchLine(src + i);
+    }
+  }
   const auto valid = hn::FirstN(d, static_cast<size_t>(n));
   V sum[kU];
   for (int u = 0; u < kU; ++u) sum[u] = hn::Zero(d);
-  for (int64_t y = px.ys.lo; y < px.ys.hi; ++y) {
-    for (int64_t x = px.xs.lo; x < px.xs.hi; ++x) {
-      const float* src = px.image + y * px.sy + x * px.sx + c0;
+  for (int64_t y = win.ys.lo; y < win.ys.hi; ++y) {
+    for (int64_t x = win.xs.lo; x < win.xs.hi; ++x) {
+      const float* src = r.image + y * r.sy + x * r.sx + c0;
       for (int u = 0; u < kU; ++u) {
         const V v = kFull ? hn::LoadU(d, src + u * lanes) : hn::MaskedLoad(valid, d, src);
         sum[u] = hn::Add(sum[u], v);
       }
     }
   }
-  const V divisor = hn::Set(d, px.divisor);
+  const V div = hn::Set(d, divisor);
   for (int u = 0; u < kU; ++u) {
-    const V avg = hn::Div(sum[u], divisor);
-    float* o = px.out + (c0 + u * lanes) * px.so;
-    if (px.so == 1 && kFull) {
+    const V avg = hn::Div(sum[u], div);
+    float* o = out + (c0 + u * lanes) * r.so;
+    if (r.so == 1 && kFull) {
       hn::StoreU(avg, d, o);
     } else {
       HWY_ALIGN float buf[hn::MaxLanes(d)];
       hn::Store(avg, d, buf);
-      for (int64_t i = 0; i < (kFull ? lanes : n); ++i) o[i * px.so] = buf[i];
+      for (int64_t i = 0; i < (kFull ? lanes : n); ++i) o[i * r.so] = buf[i];
     }
   }
 }
 
-void Pixel(const internal::AvgPixel& px) {
+// The columns of output column `ox` (of the next output row when ox is past this row's end)
+// that ox - 1 does not read: the last stride_w of its window; empty past the image's end.
+Window AheadOf(const internal::AvgRow& r, int64_t ox) {
+  const internal::AvgSpan ys = ox < r.ow ? r.ys : r.next_ys;
+  if (ox >= r.ow) ox -= r.ow;
+  if (ox >= r.ow || ys.lo >= ys.hi) return {};
+  internal::AvgSpan xs = internal::AvgClip(ox, r.stride_w, r.pad_w, r.kernel_w, r.w, false);
+  xs.lo = std::max(xs.lo, xs.hi - r.stride_w);
+  return {ys, xs};
+}
+
+void Row(const internal::AvgRow& r) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
-  int64_t c0 = 0;
-  for (; c0 + kMaxGroup * lanes <= px.c; c0 += kMaxGroup * lanes) {
-    PixelVectors<kMaxGroup, true>(px, c0, lanes);
+  for (int64_t ox = 0; ox < r.ow; ++ox) {
+    const Window win = {
+        r.ys, internal::AvgClip(ox, r.stride_w, r.pad_w, r.kernel_w, r.w, r.count_include_pad)};
+    const Window ahead = AheadOf(r, ox + internal::kAvgAhead);
+    const float divisor = static_cast<float>(win.ys.count * win.xs.count);
+    float* out = r.out + ox * r.sox;
+    int64_t c0 = 0;
+    for (; c0 + kMaxGroup * lanes <= r.c; c0 += kMaxGroup * lanes) {
+      PixelVectors<kMaxGroup, true>(r, win, ahead, divisor, out, c0, lanes);
+    }
+    for (; c0 + lanes <= r.c; c0 += lanes) {
+      PixelVectors<1, true>(r, win, ahead, divisor, out, c0, lanes);
+    }
+    if (c0 < r.c) PixelVectors<1, false>(r, win, ahead, divisor, out, c0, r.c - c0);
   }
-  for (; c0 + lanes <= px.c; c0 += lanes) PixelVectors<1, true>(px, c0, lanes);
-  if (c0 < px.c) PixelVectors<1, false>(px, c0, px.c - c0);
 }
 
 }  // namespace avgpool
 
 const internal::AvgPoolSimd* GetAvgPoolSimd() {
-  static const internal::AvgPoolSimd table = {&avgpool::Pixel};
+  static const internal::AvgPoolSimd table = {&avgpool::Row};
   return &table;
 }
 

@@ -29,21 +29,29 @@ inline AvgSpan AvgClip(int64_t o, int32_t stride, int32_t pad, int32_t kernel, i
   return {lo, hi, count_include_pad ? padded_end - start : hi - lo};
 }
 
-// One output pixel of an input with channel stride 1: every channel's window sum (rows ys,
-// columns xs, each in bounds and non-empty or empty) divided by `divisor`, into out[c * so].
-struct AvgPixel {
+// One output row (n, oy) of an input with channel stride 1: for each output column ox, every
+// channel's window sum (rows ys, the in-bounds columns of ox's window, in that order) divided
+// by its divisor, into out[ox * sox + c * so]. While it sums column ox it prefetches the
+// columns that column ox + kAvgAhead adds to its window (past the row's end, those of the next
+// output row, whose window rows are next_ys), so the input arrives before it is needed.
+struct AvgRow {
   const float* image = nullptr;  // element (n, 0, 0, 0)
   int64_t sy = 0, sx = 0;        // the input's row and column strides
-  AvgSpan ys{}, xs{};
-  int64_t c = 0;
-  float divisor = 1;
-  float* out = nullptr;  // channel 0 of the output pixel
-  int64_t so = 1;        // the output's channel stride
+  int64_t w = 0, c = 0, ow = 0;
+  int32_t stride_w = 1, pad_w = 0, kernel_w = 1;
+  bool count_include_pad = false;
+  AvgSpan ys{}, next_ys{};  // next_ys: empty when this is the image's last output row
+  float* out = nullptr;     // channel 0 of output column 0
+  int64_t sox = 0, so = 1;  // the output's column and channel strides
 };
+
+// Output columns ahead of the one being summed whose input is prefetched: enough to cover
+// memory latency (measured on the AMD family-26 VM, docs/performance.md).
+constexpr int64_t kAvgAhead = 6;
 
 // The per-target loops of avgpool_simd.cc (compiled once per SIMD target).
 struct AvgPoolSimd {
-  void (*pixel)(const AvgPixel& px);  // never throws, never allocates
+  void (*row)(const AvgRow& r);  // never throws, never allocates
 };
 const AvgPoolSimd& AvgPoolSimdFor(SimdTarget target);
 

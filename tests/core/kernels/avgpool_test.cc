@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/reference_kernels.h"
 #include "core/memory/buffer_pool.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
@@ -111,6 +112,57 @@ TEST_P(AvgPool2dTest, MatchesTheOracleOnRandomShapesParametersAndLayouts) {
             if (std::isnan(got) && std::isnan(want)) continue;  // payloads: see kernels.h
             ASSERT_EQ(Bits(got), Bits(want)) << what << " at " << n << "," << c << "," << oy << ","
                                              << ox << ": got " << got << ", oracle " << want;
+          }
+        }
+      }
+    }
+  }
+}
+
+// NHWC inputs (channel stride 1) take the per-target row loop, which prefetches kAvgAhead
+// output columns ahead, into the next output row at a row's end: every channel count around
+// the vector groups, rows narrower and wider than kAvgAhead, pads, count_include_pad,
+// ceil_mode, strides wider than the window, dense and channel-sliced inputs (column stride
+// above C), NHWC and NCHW outputs; bit for bit with the reference, on 1 and 2 threads.
+TEST_P(AvgPool2dTest, NhwcRowsMatchTheReferenceOnEveryChannelCountAndWindow) {
+  std::mt19937 rng(23);
+  ThreadPool one(1);
+  const std::unique_ptr<TensorKernels> single = GetParam().On(one);
+  const ReferenceKernels reference;
+  const AvgPool2dParams params[] = {{3, 3, 2, 2, 1, 1},
+                                    {3, 3, 2, 2, 1, 1, true, true},
+                                    {2, 3, 1, 2, 1, 0, false, true},
+                                    {1, 1, 3, 3, 0, 0},
+                                    {4, 2, 2, 1, 2, 1, true, false}};
+  for (const int64_t c : {1, 3, 7, 16, 17, 63, 64, 65, 131}) {
+    for (const int64_t w : {1, 5, 9, 30}) {
+      for (const AvgPool2dParams& p : params) {
+        for (const int64_t extra : {0, 3}) {
+          const Shape in{2, c, 7, w};
+          const Shape out_shape = OutputShape(in, p);
+          if (out_shape.IsEmpty()) continue;
+          // (N, H, W, C + extra) in memory, channels [0, c) seen as (N, C, H, W).
+          Tensor whole = Tensor::Empty(Shape{2, 7, w, c + extra}, DType::kFloat, pool_);
+          kernel_test::FillRandom(whole, rng);
+          const Tensor x = whole.Slice(3, 0, c).Permute({0, 3, 1, 2});
+          const bool nhwc_out = extra == 0;
+          Tensor want = Tensor::Empty(out_shape, DType::kFloat, pool_);
+          reference.AvgPool2d(x, p, want);
+          for (TensorKernels* k : {kernels_.get(), single.get()}) {
+            Tensor got = nhwc_out ? Tensor::Empty(Shape{2, out_shape[2], out_shape[3], c},
+                                                  DType::kFloat, pool_)
+                                        .Permute({0, 3, 1, 2})
+                                  : Tensor::Empty(out_shape, DType::kFloat, pool_);
+            k->AvgPool2d(x, p, got);
+            const Tensor dense = got.Contiguous(pool_);
+            const auto a = dense.Data<float>();
+            const auto b = want.Data<float>();
+            for (size_t i = 0; i < a.size(); ++i) {
+              if (std::isnan(a[i]) && std::isnan(b[i])) continue;  // payloads: see kernels.h
+              ASSERT_EQ(Bits(a[i]), Bits(b[i]))
+                  << GetParam().name() << " " << Describe(p) << " C " << c << " W " << w
+                  << " extra " << extra << " #" << i;
+            }
           }
         }
       }
