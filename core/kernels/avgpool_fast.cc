@@ -83,9 +83,9 @@ void PixelUnit(const AvgPlan& a, int64_t u) {
   const float* image = a.in + n * a.si[0];
   const AvgSpan ys = AvgClip(oy, p.stride_h, p.pad_h, p.kernel_h, a.h, p.count_include_pad);
   if (a.si[1] == 1) {
-    const AvgSpan next_ys = oy + 1 < a.oh ? AvgClip(oy + 1, p.stride_h, p.pad_h, p.kernel_h, a.h,
-                                                    p.count_include_pad)
-                                          : AvgSpan{0, 0, 0};
+    const AvgSpan next_ys =
+        oy + 1 < a.oh ? AvgClip(oy + 1, p.stride_h, p.pad_h, p.kernel_h, a.h, p.count_include_pad)
+                      : AvgSpan{0, 0, 0};
     return a.row({image, a.si[2], a.si[3], a.w, a.c, a.ow, p.stride_w, p.pad_w, p.kernel_w,
                   p.count_include_pad, ys, next_ys, a.out + n * a.so[0] + oy * a.so[2], a.so[3],
                   a.so[1]});
