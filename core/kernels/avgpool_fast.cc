@@ -31,6 +31,7 @@ struct AvgPlan {
   AvgPool2dParams p;
   BinaryRowFn add = nullptr, div = nullptr;
   void (*row)(const AvgRow& r) = nullptr;
+  bool stream = false;
 };
 
 // acc[i] += src[i * stride] for i < n.
@@ -88,7 +89,7 @@ void PixelUnit(const AvgPlan& a, int64_t u) {
                       : AvgSpan{0, 0, 0};
     return a.row({image, a.si[2], a.si[3], a.w, a.c, a.ow, p.stride_w, p.pad_w, p.kernel_w,
                   p.count_include_pad, ys, next_ys, a.out + n * a.so[0] + oy * a.so[2], a.so[3],
-                  a.so[1]});
+                  a.so[1], a.stream});
   }
   float acc[kRun];
   for (int64_t ox = 0; ox < a.ow; ++ox) {
@@ -116,7 +117,7 @@ void PixelUnit(const AvgPlan& a, int64_t u) {
 }  // namespace
 
 void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const AvgPool2dParams& p,
-                   Tensor& out) {
+                   Tensor& out, bool stream) {
   AvgPlan a;
   a.in = x.Storage<float>().data() + x.offset();
   a.out = out.MutableStorage<float>().data() + out.offset();
@@ -133,6 +134,7 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
   a.add = simd.binary[static_cast<int>(BinaryOp::kAdd)];
   a.div = simd.binary[static_cast<int>(BinaryOp::kDiv)];
   a.row = AvgPoolSimdFor(target).row;
+  a.stream = stream;
   const int64_t outputs = a.n * a.c * a.oh * a.ow;
   if (outputs == 0) return;
 

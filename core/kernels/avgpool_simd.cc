@@ -19,6 +19,7 @@
 
 #include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/simd_tables.h"
+#include "hwy/cache_control.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {
@@ -49,10 +50,11 @@ struct Window {
 
 // Channels [c0, c0 + kU * lanes) (kFull), or the first n of one vector, of one output pixel
 // (window `win`, divisor `divisor`, output channel 0 at `out`); prefetches the same channels
-// of window `ahead` (skipped when empty).
+// of window `ahead` (skipped when empty). `stream`: o is vector-aligned, so is 1, written
+// around the cache.
 template <int kU, bool kFull>
 HWY_INLINE void PixelVectors(const internal::AvgRow& r, const Window& win, const Window& ahead,
-                             float divisor, float* out, int64_t c0, int64_t n) {
+                             float divisor, float* out, int64_t c0, int64_t n, bool stream) {
   static_assert(kFull || kU == 1);
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
@@ -78,7 +80,9 @@ HWY_INLINE void PixelVectors(const internal::AvgRow& r, const Window& win, const
   for (int u = 0; u < kU; ++u) {
     const V avg = hn::Div(sum[u], div);
     float* o = out + (c0 + u * lanes) * r.so;
-    if (r.so == 1 && kFull) {
+    if (kFull && stream) {
+      hn::Stream(avg, d, o);
+    } else if (r.so == 1 && kFull) {
       hn::StoreU(avg, d, o);
     } else {
       HWY_ALIGN float buf[hn::MaxLanes(d)];
@@ -99,8 +103,16 @@ Window AheadOf(const internal::AvgRow& r, int64_t ox) {
   return {ys, xs};
 }
 
+// Whether r's output is whole 64-byte lines, each written by full vectors.
+bool WholeLines(const internal::AvgRow& r) {
+  return r.so == 1 && r.c % kLineFloats == 0 && r.sox % kLineFloats == 0 &&
+         reinterpret_cast<uintptr_t>(r.out) % 64 == 0 &&
+         static_cast<int64_t>(hn::Lanes(D())) <= kLineFloats;
+}
+
 void Row(const internal::AvgRow& r) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+  const bool stream = r.stream && WholeLines(r);
   for (int64_t ox = 0; ox < r.ow; ++ox) {
     const Window win = {
         r.ys, internal::AvgClip(ox, r.stride_w, r.pad_w, r.kernel_w, r.w, r.count_include_pad)};
@@ -109,13 +121,14 @@ void Row(const internal::AvgRow& r) {
     float* out = r.out + ox * r.sox;
     int64_t c0 = 0;
     for (; c0 + kMaxGroup * lanes <= r.c; c0 += kMaxGroup * lanes) {
-      PixelVectors<kMaxGroup, true>(r, win, ahead, divisor, out, c0, lanes);
+      PixelVectors<kMaxGroup, true>(r, win, ahead, divisor, out, c0, lanes, stream);
     }
     for (; c0 + lanes <= r.c; c0 += lanes) {
-      PixelVectors<1, true>(r, win, ahead, divisor, out, c0, lanes);
+      PixelVectors<1, true>(r, win, ahead, divisor, out, c0, lanes, stream);
     }
-    if (c0 < r.c) PixelVectors<1, false>(r, win, ahead, divisor, out, c0, r.c - c0);
+    if (c0 < r.c) PixelVectors<1, false>(r, win, ahead, divisor, out, c0, r.c - c0, stream);
   }
+  if (stream) hwy::FlushStream();
 }
 
 }  // namespace avgpool

@@ -90,7 +90,7 @@ void FastKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
 }
 
 void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {
-  internal::AvgPool2dFast(target_, pool_, x, params, out);
+  internal::AvgPool2dFast(target_, pool_, x, params, out, Streams(out));
 }
 
 void FastKernels::AvgPool2dBackward(const Tensor& grad_out, const AvgPool2dParams& params,

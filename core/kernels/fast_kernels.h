@@ -22,8 +22,9 @@ class FastKernels final : public TensorKernels {
   static constexpr int64_t kElementwiseGrain = 1 << 15;
 
   // Kernels for `target` (must be compiled in; the CPU must support it to call them).
-  // Elementwise outputs of at least `streaming_min_bytes` are written with streaming stores
-  // (streaming_stores.h; tests lower it to reach that path with small tensors).
+  // Elementwise and AvgPool2d outputs of at least `streaming_min_bytes` are written with
+  // streaming stores (streaming_stores.h; tests lower it to reach that path with small
+  // tensors).
   explicit FastKernels(SimdTarget target, ThreadPool& pool = ThreadPool::Shared(),
                        int64_t streaming_min_bytes = DefaultStreamingMinBytes());
 

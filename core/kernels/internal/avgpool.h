@@ -33,7 +33,9 @@ inline AvgSpan AvgClip(int64_t o, int32_t stride, int32_t pad, int32_t kernel, i
 // channel's window sum (rows ys, the in-bounds columns of ox's window, in that order) divided
 // by its divisor, into out[ox * sox + c * so]. While it sums column ox it prefetches the
 // columns that column ox + kAvgAhead adds to its window (past the row's end, those of the next
-// output row, whose window rows are next_ys), so the input arrives before it is needed.
+// output row, whose window rows are next_ys), so the input arrives before it is needed. With
+// `stream`, an output made of whole 64-byte lines (so 1, C and sox multiples of 16, out
+// aligned) is written with streaming stores, fenced before it returns.
 struct AvgRow {
   const float* image = nullptr;  // element (n, 0, 0, 0)
   int64_t sy = 0, sx = 0;        // the input's row and column strides
@@ -43,6 +45,7 @@ struct AvgRow {
   AvgSpan ys{}, next_ys{};  // next_ys: empty when this is the image's last output row
   float* out = nullptr;     // channel 0 of output column 0
   int64_t sox = 0, so = 1;  // the output's column and channel strides
+  bool stream = false;
 };
 
 // Output columns ahead of the one being summed whose input is prefetched: enough to cover
@@ -59,9 +62,9 @@ const AvgPoolSimd& AvgPoolSimdFor(SimdTarget target);
 void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out);
 
 // The same bits, vectorized across output columns (unit x stride) or channels, split over
-// `pool`.
+// `pool`; `stream`: the NHWC row loop writes whole-line outputs with streaming stores.
 void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const AvgPool2dParams& p,
-                   Tensor& out);
+                   Tensor& out, bool stream);
 
 // Planes [begin, end) (plane = n * C + c) of the backward into gx, the contiguous gradient
 // of an input of shape x_shape; stops between output rows (and between outputs when a window

@@ -123,11 +123,16 @@ TEST_P(AvgPool2dTest, MatchesTheOracleOnRandomShapesParametersAndLayouts) {
 // output columns ahead, into the next output row at a row's end: every channel count around
 // the vector groups, rows narrower and wider than kAvgAhead, pads, count_include_pad,
 // ceil_mode, strides wider than the window, dense and channel-sliced inputs (column stride
-// above C), NHWC and NCHW outputs; bit for bit with the reference, on 1 and 2 threads.
+// above C), NHWC and NCHW outputs; bit for bit with the reference, on 1 and 2 threads and with
+// streaming stores (whole-line NHWC outputs: C a multiple of 16).
 TEST_P(AvgPool2dTest, NhwcRowsMatchTheReferenceOnEveryChannelCountAndWindow) {
   std::mt19937 rng(23);
   ThreadPool one(1);
   const std::unique_ptr<TensorKernels> single = GetParam().On(one);
+  // Every output streamed (threshold 0), where the variant streams at all.
+  const std::unique_ptr<TensorKernels> streaming =
+      GetParam().target ? std::make_unique<FastKernels>(*GetParam().target, two_, 0)
+                        : GetParam().On(two_);
   const ReferenceKernels reference;
   const AvgPool2dParams params[] = {{3, 3, 2, 2, 1, 1},
                                     {3, 3, 2, 2, 1, 1, true, true},
@@ -148,7 +153,7 @@ TEST_P(AvgPool2dTest, NhwcRowsMatchTheReferenceOnEveryChannelCountAndWindow) {
           const bool nhwc_out = extra == 0;
           Tensor want = Tensor::Empty(out_shape, DType::kFloat, pool_);
           reference.AvgPool2d(x, p, want);
-          for (TensorKernels* k : {kernels_.get(), single.get()}) {
+          for (TensorKernels* k : {kernels_.get(), single.get(), streaming.get()}) {
             Tensor got = nhwc_out ? Tensor::Empty(Shape{2, out_shape[2], out_shape[3], c},
                                                   DType::kFloat, pool_)
                                         .Permute({0, 3, 1, 2})
