@@ -1,18 +1,37 @@
 #include "core/kernels/internal/gather_rows.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace onemodel::internal {
 namespace {
 
+// A row's source is at a random place in the table, which the hardware prefetcher cannot
+// guess: the source kRowsAhead rows on is asked for while a row is copied, up to
+// kPrefetchBytes of it (the prefetcher follows a longer row itself). One thread on a 2-core
+// EPYC VM: [32768, 256] table, 65536 rows, 96-112 ns a row without, 58-61 with; 2 ahead 72.
+constexpr int64_t kRowsAhead = 4;
+constexpr int64_t kPrefetchBytes = 4096;
+
 template <typename Index>
 void CopyRows(const GatherRowsCall& c, const Index* indices, int64_t begin, int64_t end) {
   const size_t bytes = static_cast<size_t>(c.width) * sizeof(float);
-  for (int64_t r = begin; r < end; ++r) {
+  const int64_t fetched = std::min<int64_t>(static_cast<int64_t>(bytes), kPrefetchBytes);
+  // The source of out's row r.
+  const auto source = [&](int64_t r) {
     const int64_t o = r / c.count;
     const int64_t i = indices[r - o * c.count];
-    std::memcpy(c.out + r * c.width, c.table + (o * c.v + (i < 0 ? i + c.v : i)) * c.width,
-                bytes);
+    return c.table + (o * c.v + (i < 0 ? i + c.v : i)) * c.width;
+  };
+  for (int64_t r = begin; r < end; ++r) {
+    if (r + kRowsAhead < end) {
+      const char* ahead = reinterpret_cast<const char*>(source(r + kRowsAhead));
+      for (int64_t at = 0; at < fetched; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
+    }
+    std::memcpy(c.out + r * c.width, source(r), bytes);
   }
 }
 

@@ -112,6 +112,45 @@ TEST_F(NormalizeKernelTest, EveryInstructionSetGivesTheBaselineGradientBits) {
   }
 }
 
+// LayerNorm-shaped rows (AVX-512 converts rows of up to 1024 once into a per-thread cache):
+// rows of 1024 and of 1031 (past the cache: the uncached loop), with and without scale and
+// bias, the groups run in uneven pieces (each piece starts its own cache), every set, streaming
+// or not: the baseline's bits, run whole.
+TEST_F(NormalizeKernelTest, CachedAndLongerRowsInPiecesGiveTheBaselineBits) {
+  for (const int64_t cols : {1024, 1031}) {
+    constexpr int64_t kRows = 7;
+    const NormGroups l{.groups = kRows, .block = cols, .group_stride = cols};
+    const size_t n = static_cast<size_t>(kRows * cols);
+    const std::vector<float> x = Random(n), scale = Random(static_cast<size_t>(cols)),
+                             bias = Random(static_cast<size_t>(cols));
+    for (const bool affine : {true, false}) {
+      const auto run = [&](NormIsa isa, bool stream, const std::vector<int64_t>& cuts) {
+        std::vector<float> y(n + 3), xhat(n + 3), rstd(kRows);
+        const NormForwardArgs a{.layout = l,
+                                .x = x.data(),
+                                .scale = affine ? scale.data() : nullptr,
+                                .bias = affine ? bias.data() : nullptr,
+                                .y = y.data() + 3,
+                                .xhat = xhat.data() + 3,
+                                .rstd = rstd.data()};
+        for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+          NormalizeGroupsOn(isa, a, cuts[c], cuts[c + 1], stream);
+        }
+        return std::vector<std::vector<uint32_t>>{Bits(y), Bits(xhat), Bits(rstd)};
+      };
+      const auto baseline = run(NormIsa::kBase, false, {0, kRows});
+      for (const NormIsa isa : kIsas) {
+        if (!NormIsaSupported(isa)) continue;
+        for (const bool stream : {false, true}) {
+          EXPECT_EQ(run(isa, stream, {0, 1, 4, kRows}), baseline)
+              << "isa " << static_cast<int>(isa) << " stream " << stream << " cols " << cols
+              << " affine " << affine;
+        }
+      }
+    }
+  }
+}
+
 // FastKernels streams an output at or above its threshold (0 here: always) and splits the
 // groups over the pool: the reference's bits.
 TEST_F(NormalizeKernelTest, FastKernelsStreamingGivesTheReferenceBits) {

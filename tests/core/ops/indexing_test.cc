@@ -162,6 +162,29 @@ TEST_F(IndexingTest, GatherFollowsOnnxIncludingNegativeIndices) {
       {"Gather", "would have 9 dimensions", "at most 8"});
 }
 
+// More rows than GatherRows fetches ahead (4), the rows ahead crossing from one outer slice to
+// the next, negative indices: each kernel set, both index types, picks the ONNX rows.
+TEST_F(IndexingTest, GatherOfManyRowsAcrossOuterSlicesPicksEachRow) {
+  const Tensor x = Iota(Shape{3, 5, 2});
+  const std::vector<int64_t> ids = {4, -1, 0, -5, 2, 2, 1, -3, 3};
+  std::vector<float> expected;
+  for (int64_t o = 0; o < 3; ++o) {
+    for (const int64_t i : ids) {
+      for (int64_t c = 0; c < 2; ++c) {
+        expected.push_back(static_cast<float>((o * 5 + (i < 0 ? i + 5 : i)) * 2 + c));
+      }
+    }
+  }
+  for (const TensorKernels* k : KernelSet::Available()) {
+    for (const DType dtype : {DType::kInt32, DType::kInt64}) {
+      const OpContext ctx{pool_, *k};
+      const Tensor y = ops::Gather(x, Index(ids, Shape{9}, dtype), 1, ctx);
+      EXPECT_EQ(y.shape(), (Shape{3, 9, 2}));
+      EXPECT_EQ(Values(y), expected) << k->name() << " " << OnnxName(dtype);
+    }
+  }
+}
+
 TEST_F(IndexingTest, ConcatJoinsAlongAnAxisAndChecksTheOtherExtents) {
   const Tensor a = Iota(Shape{2, 2});
   const Tensor b = Iota(Shape{3, 2}).Transpose(0, 1);  // (2, 3): 0 2 4 / 1 3 5
