@@ -73,10 +73,13 @@ struct TapRange {
 // col (Rows x Cols, leading dimension ld) = the unfolded input channels [c0, c0 + cg) of
 // image n: row (c, i, j) holds, per output position, the input element tap (i, j) reads there,
 // 0 in the padding. Each row's inside run is a copy (contiguous when the input row and
-// stride_w allow).
+// stride_w allow); all of a tap's rows are one copy when they are one run of the input.
 void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
             float* col, int64_t ld) {
   const int64_t step = p.stride_w * x.s[3];
+  // Consecutive output rows read input rows one output row apart (stride 1 and "same" width on
+  // dense rows, as 3x3 pad 1): a tap's inside runs are one copy from the input.
+  const bool one_run = step == 1 && x.s[2] * p.stride_h == d.ow;
   for (int64_t c = 0; c < d.cg; ++c) {
     const float* plane = x.base + n * x.s[0] + (c0 + c) * x.s[1];
     for (int64_t i = 0; i < d.kh; ++i) {
@@ -86,11 +89,16 @@ void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t
         const int64_t dx = j * p.dilation_w - p.pad_left;
         const TapRange rx(d.ow, d.w, p.stride_w, dx);
         std::fill(col, col + ry.lo * d.ow, 0.0f);
+        if (one_run && ry.lo < ry.hi && rx.lo < rx.hi) {  // then the padding columns again
+          const float* in = plane + (ry.lo * p.stride_h + dy) * x.s[2] + rx.lo + dx;
+          std::copy(in, in + (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo),
+                    col + ry.lo * d.ow + rx.lo);
+        }
         for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
           float* row = col + oy * d.ow;
           std::fill(row, row + rx.lo, 0.0f);
           std::fill(row + rx.hi, row + d.ow, 0.0f);
-          if (rx.lo == rx.hi) continue;
+          if (rx.lo == rx.hi || one_run) continue;
           const float* in =
               plane + (oy * p.stride_h + dy) * x.s[2] + (rx.lo * p.stride_w + dx) * x.s[3];
           if (step == 1) {
@@ -107,8 +115,10 @@ void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t
 
 // The transpose of Im2Col: adds each element of col (leading dimension ld) to the input
 // position it came from, in Im2Col's row order. grad_x (any strides, no two elements at one
-// address); channels [c0, c0 + cg) of image n are zeroed first.
-void Col2Im(const float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
+// address); channels [c0, c0 + cg) of image n are zeroed first. When a tap's rows are one run
+// of dense grad_x rows (as Im2Col's one copy), col's padding columns are zeroed and the run is
+// added at once (the positions between rows get +0).
+void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
             const Strided4& grad_x, int64_t ld) {
   float* image = const_cast<float*>(grad_x.base) + n * grad_x.s[0];
   const int64_t sc = grad_x.s[1], sy = grad_x.s[2], sx = grad_x.s[3];
@@ -123,6 +133,7 @@ void Col2Im(const float* col, const ConvDims& d, const Conv2dParams& p, int64_t 
     }
   }
   const int64_t step = p.stride_w * sx;
+  const bool one_run = step == 1 && sy == d.w && sy * p.stride_h == d.ow;
   for (int64_t c = 0; c < d.cg; ++c) {
     float* plane = image + (c0 + c) * sc;
     for (int64_t i = 0; i < d.kh; ++i) {
@@ -131,6 +142,18 @@ void Col2Im(const float* col, const ConvDims& d, const Conv2dParams& p, int64_t 
       for (int64_t j = 0; j < d.kw; ++j, col += ld) {
         const int64_t dx = j * p.dilation_w - p.pad_left;
         const TapRange rx(d.ow, d.w, p.stride_w, dx);
+        if (one_run) {
+          if (ry.lo == ry.hi || rx.lo == rx.hi) continue;
+          for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
+            std::fill(col + oy * d.ow, col + oy * d.ow + rx.lo, 0.0f);
+            std::fill(col + oy * d.ow + rx.hi, col + (oy + 1) * d.ow, 0.0f);
+          }
+          const float* in = col + ry.lo * d.ow + rx.lo;
+          float* out = plane + (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;
+          const int64_t run = (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo);
+          for (int64_t e = 0; e < run; ++e) out[e] += in[e];
+          continue;
+        }
         for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
           if (rx.lo == rx.hi) break;
           const float* row = col + oy * d.ow;

@@ -335,6 +335,28 @@ TEST_P(Conv2dFastTest, SeveralImagesToAGemmWithinTheBoundOfTheReference) {
   ExpectFastWithinTheBound(kernels(), pool_, 13, 8, BatchedProblem);
 }
 
+// A random NCHW problem of stride 1 whose pads keep the output the input's size (3x3 pad 1
+// and the like): on dense rows im2col copies all rows of a tap at once and col2im adds them
+// at once (conv_fast.cc); x and the output gradient take random layouts, dense ones included.
+Problem SameSizeProblem(std::mt19937& rng) {
+  Problem q = RandomProblem(rng);
+  q.n = 1 + static_cast<int64_t>(rng() % 6);
+  q.p.stride_h = q.p.stride_w = 1;
+  q.p.pad_top = static_cast<int32_t>(rng() % q.kh) * q.p.dilation_h;
+  q.p.pad_bottom = static_cast<int32_t>(q.kh - 1) * q.p.dilation_h - q.p.pad_top;
+  q.p.pad_left = static_cast<int32_t>(rng() % q.kw) * q.p.dilation_w;
+  q.p.pad_right = static_cast<int32_t>(q.kw - 1) * q.p.dilation_w - q.p.pad_left;
+  q.oh = q.h;
+  q.ow = q.w;
+  q.nhwc = false;
+  q.p.keep_layout = 0;
+  return q;
+}
+
+TEST_P(Conv2dFastTest, SameSizeOutputsWithinTheBoundOfTheReference) {
+  ExpectFastWithinTheBound(kernels(), pool_, 14, 60, SameSizeProblem);
+}
+
 INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
                          kernel_test::ParamName);
 
