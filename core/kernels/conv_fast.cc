@@ -70,6 +70,14 @@ struct TapRange {
   }
 };
 
+// Zeroes columns [x0, x1) of rows [r.lo, r.hi) of a row-major matrix `width` columns wide,
+// one column at a time (the padding's few columns: no memset call per row).
+void ZeroColumns(float* m, int64_t width, const TapRange& r, int64_t x0, int64_t x1) {
+  for (int64_t x = x0; x < x1; ++x) {
+    for (int64_t y = r.lo; y < r.hi; ++y) m[y * width + x] = 0.0f;
+  }
+}
+
 // col (Rows x Cols, leading dimension ld) = the unfolded input channels [c0, c0 + cg) of
 // image n: row (c, i, j) holds, per output position, the input element tap (i, j) reads there,
 // 0 in the padding. Each row's inside run is a copy (contiguous when the input row and
@@ -89,16 +97,22 @@ void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t
         const int64_t dx = j * p.dilation_w - p.pad_left;
         const TapRange rx(d.ow, d.w, p.stride_w, dx);
         std::fill(col, col + ry.lo * d.ow, 0.0f);
-        if (one_run && ry.lo < ry.hi && rx.lo < rx.hi) {  // then the padding columns again
-          const float* in = plane + (ry.lo * p.stride_h + dy) * x.s[2] + rx.lo + dx;
-          std::copy(in, in + (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo),
-                    col + ry.lo * d.ow + rx.lo);
+        std::fill(col + ry.hi * d.ow, col + d.Cols(), 0.0f);
+        if (one_run) {  // the run, then its padding columns zeroed again
+          if (ry.lo < ry.hi && rx.lo < rx.hi) {
+            const float* in = plane + (ry.lo * p.stride_h + dy) * x.s[2] + rx.lo + dx;
+            std::copy(in, in + (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo),
+                      col + ry.lo * d.ow + rx.lo);
+          }
+          ZeroColumns(col, d.ow, ry, 0, rx.lo);
+          ZeroColumns(col, d.ow, ry, rx.hi, d.ow);
+          continue;
         }
         for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
           float* row = col + oy * d.ow;
           std::fill(row, row + rx.lo, 0.0f);
           std::fill(row + rx.hi, row + d.ow, 0.0f);
-          if (rx.lo == rx.hi || one_run) continue;
+          if (rx.lo == rx.hi) continue;
           const float* in =
               plane + (oy * p.stride_h + dy) * x.s[2] + (rx.lo * p.stride_w + dx) * x.s[3];
           if (step == 1) {
@@ -107,7 +121,6 @@ void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t
             for (int64_t ox = rx.lo; ox < rx.hi; ++ox) row[ox] = in[(ox - rx.lo) * step];
           }
         }
-        std::fill(col + ry.hi * d.ow, col + d.Cols(), 0.0f);
       }
     }
   }
@@ -144,10 +157,8 @@ void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int
         const TapRange rx(d.ow, d.w, p.stride_w, dx);
         if (one_run) {
           if (ry.lo == ry.hi || rx.lo == rx.hi) continue;
-          for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
-            std::fill(col + oy * d.ow, col + oy * d.ow + rx.lo, 0.0f);
-            std::fill(col + oy * d.ow + rx.hi, col + (oy + 1) * d.ow, 0.0f);
-          }
+          ZeroColumns(col, d.ow, ry, 0, rx.lo);
+          ZeroColumns(col, d.ow, ry, rx.hi, d.ow);
           const float* in = col + ry.lo * d.ow + rx.lo;
           float* out = plane + (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;
           const int64_t run = (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo);
