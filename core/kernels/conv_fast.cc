@@ -59,13 +59,17 @@ const float* GatherImages(const Tensor& t, int64_t n0, int64_t m, int64_t ld, fl
   return dense;
 }
 
+// a / b rounded up, for a >= 0 and b >= 1; no division for b = 1 (small images unfold many
+// taps, each computing its ranges).
+int64_t CeilDiv(int64_t a, int64_t b) { return b == 1 ? a : (a + b - 1) / b; }
+
 // The outputs o in [lo, hi) of [0, outputs) whose input index o * stride + offset (offset: a
 // tap's dilated position less the leading pad) falls inside [0, size); the others read padding.
 struct TapRange {
   int64_t lo, hi;
   TapRange(int64_t outputs, int64_t size, int64_t stride, int64_t offset)
-      : lo(offset >= 0 ? 0 : (-offset + stride - 1) / stride),
-        hi(std::min(outputs, size - offset <= 0 ? 0 : (size - offset - 1) / stride + 1)) {
+      : lo(offset >= 0 ? 0 : CeilDiv(-offset, stride)),
+        hi(std::min(outputs, size - offset <= 0 ? 0 : CeilDiv(size - offset, stride))) {
     lo = std::min(lo, hi);
   }
 };
