@@ -18,15 +18,13 @@ struct Strided4 {
   }
 };
 
-// Dense row-major copy of t[i0] (i0 < 0: all of t) into `dense`, or t's own memory when
-// that already is dense.
-const float* Dense(const Tensor& t, int64_t i0, float* dense) {
+// Dense row-major copy of t into `dense`, or t's own memory when that already is dense.
+const float* Dense(const Tensor& t, float* dense) {
   const Strided4 v(t);
   const Shape& e = t.shape();
-  if (t.IsContiguous()) return v.base + std::max<int64_t>(i0, 0) * v.s[0];
-  const int64_t first = i0 < 0 ? 0 : i0, last = i0 < 0 ? e[0] : i0 + 1;
+  if (t.IsContiguous()) return v.base;
   float* o = dense;
-  for (int64_t a = first; a < last; ++a) {
+  for (int64_t a = 0; a < e[0]; ++a) {
     for (int64_t b = 0; b < e[1]; ++b) {
       for (int64_t c = 0; c < e[2]; ++c) {
         const float* row = v.base + a * v.s[0] + b * v.s[1] + c * v.s[2];
@@ -37,25 +35,94 @@ const float* Dense(const Tensor& t, int64_t i0, float* dense) {
   return dense;
 }
 
-// col (Rows x Cols) = the unfolded input channels [c0, c0 + cg) of image n: row (c, i, j)
-// holds, per output position, the input element tap (i, j) reads there, 0 in the padding.
+// Images [n0, n0 + m) of t (N, K, OH, OW; any strides) as one K x (m * OH * OW) matrix of
+// leading dimension ld in `dense`: row k holds channel k of image n0, then of n0 + 1, ...; t's
+// own memory when that already is one (a single image of a contiguous t, ld = OH * OW).
+const float* GatherImages(const Tensor& t, int64_t n0, int64_t m, int64_t ld, float* dense) {
+  const Strided4 v(t);
+  const Shape& e = t.shape();
+  const int64_t cols = e[2] * e[3];
+  if (m == 1 && ld == cols && t.IsContiguous()) return v.base + n0 * v.s[0];
+  for (int64_t k = 0; k < e[1]; ++k) {
+    float* o = dense + k * ld;
+    for (int64_t n = n0; n < n0 + m; ++n) {
+      for (int64_t y = 0; y < e[2]; ++y) {
+        const float* row = v.base + n * v.s[0] + k * v.s[1] + y * v.s[2];
+        if (v.s[3] == 1) {
+          o = std::copy(row, row + e[3], o);
+        } else {
+          for (int64_t x = 0; x < e[3]; ++x) *o++ = row[x * v.s[3]];
+        }
+      }
+    }
+  }
+  return dense;
+}
+
+// a / b rounded up, for a >= 0 and b >= 1; no division for b = 1 (small images unfold many
+// taps, each computing its ranges).
+int64_t CeilDiv(int64_t a, int64_t b) { return b == 1 ? a : (a + b - 1) / b; }
+
+// The outputs o in [lo, hi) of [0, outputs) whose input index o * stride + offset (offset: a
+// tap's dilated position less the leading pad) falls inside [0, size); the others read padding.
+struct TapRange {
+  int64_t lo, hi;
+  TapRange(int64_t outputs, int64_t size, int64_t stride, int64_t offset)
+      : lo(offset >= 0 ? 0 : CeilDiv(-offset, stride)),
+        hi(std::min(outputs, size - offset <= 0 ? 0 : CeilDiv(size - offset, stride))) {
+    lo = std::min(lo, hi);
+  }
+};
+
+// Zeroes columns [x0, x1) of rows [r.lo, r.hi) of a row-major matrix `width` columns wide,
+// one column at a time (the padding's few columns: no memset call per row).
+void ZeroColumns(float* m, int64_t width, const TapRange& r, int64_t x0, int64_t x1) {
+  for (int64_t x = x0; x < x1; ++x) {
+    for (int64_t y = r.lo; y < r.hi; ++y) m[y * width + x] = 0.0f;
+  }
+}
+
+// col (Rows x Cols, leading dimension ld) = the unfolded input channels [c0, c0 + cg) of
+// image n: row (c, i, j) holds, per output position, the input element tap (i, j) reads there,
+// 0 in the padding. Each row's inside run is a copy (contiguous when the input row and
+// stride_w allow); all of a tap's rows are one copy when they are one run of the input.
 void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
-            float* col) {
+            float* col, int64_t ld) {
+  const int64_t step = p.stride_w * x.s[3];
+  // Consecutive output rows read input rows one output row apart (stride 1 and "same" width on
+  // dense rows, as 3x3 pad 1): a tap's inside runs are one copy from the input.
+  const bool one_run = step == 1 && x.s[2] * p.stride_h == d.ow;
   for (int64_t c = 0; c < d.cg; ++c) {
     const float* plane = x.base + n * x.s[0] + (c0 + c) * x.s[1];
     for (int64_t i = 0; i < d.kh; ++i) {
-      for (int64_t j = 0; j < d.kw; ++j, col += d.Cols()) {
-        for (int64_t oy = 0; oy < d.oh; ++oy) {
-          float* row = col + oy * d.ow;
-          const int64_t y = oy * p.stride_h - p.pad_top + i * p.dilation_h;
-          if (y < 0 || y >= d.h) {
-            std::fill(row, row + d.ow, 0.0f);
-            continue;
+      const int64_t dy = i * p.dilation_h - p.pad_top;
+      const TapRange ry(d.oh, d.h, p.stride_h, dy);
+      for (int64_t j = 0; j < d.kw; ++j, col += ld) {
+        const int64_t dx = j * p.dilation_w - p.pad_left;
+        const TapRange rx(d.ow, d.w, p.stride_w, dx);
+        std::fill(col, col + ry.lo * d.ow, 0.0f);
+        std::fill(col + ry.hi * d.ow, col + d.Cols(), 0.0f);
+        if (one_run) {  // the run, then its padding columns zeroed again
+          if (ry.lo < ry.hi && rx.lo < rx.hi) {
+            const float* in = plane + (ry.lo * p.stride_h + dy) * x.s[2] + rx.lo + dx;
+            std::copy(in, in + (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo),
+                      col + ry.lo * d.ow + rx.lo);
           }
-          const float* in = plane + y * x.s[2];
-          for (int64_t ox = 0; ox < d.ow; ++ox) {
-            const int64_t xx = ox * p.stride_w - p.pad_left + j * p.dilation_w;
-            row[ox] = xx >= 0 && xx < d.w ? in[xx * x.s[3]] : 0.0f;
+          ZeroColumns(col, d.ow, ry, 0, rx.lo);
+          ZeroColumns(col, d.ow, ry, rx.hi, d.ow);
+          continue;
+        }
+        for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
+          float* row = col + oy * d.ow;
+          std::fill(row, row + rx.lo, 0.0f);
+          std::fill(row + rx.hi, row + d.ow, 0.0f);
+          if (rx.lo == rx.hi) continue;
+          const float* in =
+              plane + (oy * p.stride_h + dy) * x.s[2] + (rx.lo * p.stride_w + dx) * x.s[3];
+          if (step == 1) {
+            std::copy(in, in + (rx.hi - rx.lo), row + rx.lo);
+          } else {
+            for (int64_t ox = rx.lo; ox < rx.hi; ++ox) row[ox] = in[(ox - rx.lo) * step];
           }
         }
       }
@@ -63,29 +130,53 @@ void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t
   }
 }
 
-// The transpose of Im2Col: adds each element of col to the input position it came from.
-// grad_x (any strides, no two elements at one address); channels [c0, c0 + cg) of image n
-// are zeroed first.
-void Col2Im(const float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
-            const Strided4& grad_x) {
+// The transpose of Im2Col: adds each element of col (leading dimension ld) to the input
+// position it came from, in Im2Col's row order. grad_x (any strides, no two elements at one
+// address); channels [c0, c0 + cg) of image n are zeroed first. When a tap's rows are one run
+// of dense grad_x rows (as Im2Col's one copy), col's padding columns are zeroed and the run is
+// added at once (the positions between rows get +0).
+void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
+            const Strided4& grad_x, int64_t ld) {
   float* image = const_cast<float*>(grad_x.base) + n * grad_x.s[0];
   const int64_t sc = grad_x.s[1], sy = grad_x.s[2], sx = grad_x.s[3];
   for (int64_t c = c0; c < c0 + d.cg; ++c) {
     for (int64_t y = 0; y < d.h; ++y) {
-      for (int64_t xx = 0; xx < d.w; ++xx) image[c * sc + y * sy + xx * sx] = 0.0f;
+      float* row = image + c * sc + y * sy;
+      if (sx == 1) {
+        std::fill(row, row + d.w, 0.0f);
+      } else {
+        for (int64_t xx = 0; xx < d.w; ++xx) row[xx * sx] = 0.0f;
+      }
     }
   }
+  const int64_t step = p.stride_w * sx;
+  const bool one_run = step == 1 && sy == d.w && sy * p.stride_h == d.ow;
   for (int64_t c = 0; c < d.cg; ++c) {
     float* plane = image + (c0 + c) * sc;
     for (int64_t i = 0; i < d.kh; ++i) {
-      for (int64_t j = 0; j < d.kw; ++j, col += d.Cols()) {
-        for (int64_t oy = 0; oy < d.oh; ++oy) {
-          const int64_t y = oy * p.stride_h - p.pad_top + i * p.dilation_h;
-          if (y < 0 || y >= d.h) continue;
+      const int64_t dy = i * p.dilation_h - p.pad_top;
+      const TapRange ry(d.oh, d.h, p.stride_h, dy);
+      for (int64_t j = 0; j < d.kw; ++j, col += ld) {
+        const int64_t dx = j * p.dilation_w - p.pad_left;
+        const TapRange rx(d.ow, d.w, p.stride_w, dx);
+        if (one_run) {
+          if (ry.lo == ry.hi || rx.lo == rx.hi) continue;
+          ZeroColumns(col, d.ow, ry, 0, rx.lo);
+          ZeroColumns(col, d.ow, ry, rx.hi, d.ow);
+          const float* in = col + ry.lo * d.ow + rx.lo;
+          float* out = plane + (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;
+          const int64_t run = (ry.hi - 1 - ry.lo) * d.ow + (rx.hi - rx.lo);
+          for (int64_t e = 0; e < run; ++e) out[e] += in[e];
+          continue;
+        }
+        for (int64_t oy = ry.lo; oy < ry.hi; ++oy) {
+          if (rx.lo == rx.hi) break;
           const float* row = col + oy * d.ow;
-          for (int64_t ox = 0; ox < d.ow; ++ox) {
-            const int64_t xx = ox * p.stride_w - p.pad_left + j * p.dilation_w;
-            if (xx >= 0 && xx < d.w) plane[y * sy + xx * sx] += row[ox];
+          float* out = plane + (oy * p.stride_h + dy) * sy + (rx.lo * p.stride_w + dx) * sx;
+          if (step == 1) {
+            for (int64_t ox = rx.lo; ox < rx.hi; ++ox) out[ox - rx.lo] += row[ox];
+          } else {
+            for (int64_t ox = rx.lo; ox < rx.hi; ++ox) out[(ox - rx.lo) * step] += row[ox];
           }
         }
       }
@@ -95,13 +186,39 @@ void Col2Im(const float* col, const ConvDims& d, const Conv2dParams& p, int64_t 
 
 blasint B(int64_t v) { return static_cast<blasint>(v); }
 
-// Scratch layout: [col: Rows x Cols][weights: K x Rows][one image's grad_out: K x Cols].
+// Small images are unfolded side by side so that one sgemm does up to this many multiply-adds:
+// OpenBLAS's cost per call (packing, its threading decision) is then paid per batch, not per
+// image (a 256-image batch of 8x8 images made 1 280 calls a training step). OpenBLAS runs a
+// product of at most 65536 * 4 multiply-adds on the calling thread (interface/gemm.c,
+// GEMM_MULTITHREAD_THRESHOLD 4), so a batch never wakes its threads, whose spinning took a
+// core from the kernels' pool.
+constexpr int64_t kBatchWork = int64_t{1} << 18;
+
+// How the fast kernels batch images: `images` per sgemm, their columns side by side with
+// leading dimension ld. Taken from the formula's output extents (ConvDimsOf(x, w, p)), which
+// bound the actual ones, so the scratch sized from the shapes always holds a batch.
+struct Batch {
+  int64_t images, ld;
+};
+Batch BatchOf(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  const ConvDims f = ConvDimsOf(x, w, p);
+  int64_t images = kBatchWork;  // divided step by step: the product may not fit
+  for (const int64_t e : {f.kg, f.Rows(), f.Cols()}) images /= std::max<int64_t>(e, 1);
+  images = std::clamp<int64_t>(images, 1, std::max<int64_t>(f.n, 1));
+  return {images, images * f.Cols()};
+}
+
+// Scratch layout: [col: Rows x ld][weights: K x Rows][a batch's output or output gradient:
+// K x ld].
 struct Scratch {
   float* col;
   float* weights;
-  float* grad_out;
-  Scratch(const ConvDims& d, std::span<float> s)
-      : col(s.data()), weights(col + d.Rows() * d.Cols()), grad_out(weights + d.k * d.Rows()) {}
+  float* out;
+  Scratch(const ConvDims& d, const Batch& b, std::span<float> s)
+      : col(s.data()), weights(col + d.Rows() * b.ld), out(weights + d.k * d.Rows()) {}
+  static int64_t Floats(const ConvDims& d, const Batch& b) {
+    return d.Rows() * b.ld + d.k * d.Rows() + d.k * b.ld;
+  }
 };
 
 // Whether the oneDNN path is built in: the TSan build leaves it out (OpenMP's threads are
@@ -124,12 +241,24 @@ void FillBias(const Tensor* bias, const ConvDims& d, bool nhwc, int64_t n, float
   }
 }
 
+// Adds the K x (m * Cols) product of images [n0, n0 + m) (leading dimension ld; rows: output
+// channels k0, k0 + 1, ...) to those images' channels of out (NCHW contiguous).
+void AddImages(const float* product, int64_t ld, const ConvDims& d, int64_t n0, int64_t m,
+               int64_t k0, float* po) {
+  for (int64_t k = 0; k < d.kg; ++k) {
+    for (int64_t i = 0; i < m; ++i) {
+      const float* from = product + k * ld + i * d.Cols();
+      float* to = po + ((n0 + i) * d.k + k0 + k) * d.Cols();
+      for (int64_t e = 0; e < d.Cols(); ++e) to[e] += from[e];
+    }
+  }
+}
+
 }  // namespace
 
 int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p,
                                 int threads) {
-  const ConvDims d = ConvDimsOf(x, w, p);
-  const int64_t im2col = d.Rows() * d.Cols() + d.k * d.Rows() + d.k * d.Cols();
+  const int64_t im2col = Scratch::Floats(ConvDimsOf(x, w, p), BatchOf(x, w, p));
   if (!kDnnl || p.keep_layout == 0) return im2col;
   return std::max(im2col, DnnlConvScratchFloats(x, w, p, threads));
 }
@@ -143,24 +272,31 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
   float* po = out.MutableStorage<float>().data() + out.offset();
   if (out.ElementCount() == 0) return;
   const bool nhwc = out.layout() == Layout::kNhwc;
-  const Scratch s(d, scratch);
+  const Batch batch = BatchOf(x.shape(), w.shape(), p);
+  const Scratch s(d, batch, scratch);
   const Strided4 vx(x);
-  const float* pw = Dense(w, -1, s.weights);
+  const float* pw = Dense(w, s.weights);
   const CancelToken* cancel = CurrentCancelToken();
-  for (int64_t n = 0; n < d.n; ++n) {
+  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
     if (Cancelled(cancel)) return;
-    FillBias(bias, d, nhwc, n, po);
+    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
+    for (int64_t n = n0; n < n0 + m; ++n) FillBias(bias, d, nhwc, n, po);
     for (int64_t g = 0; g < d.groups; ++g) {
-      Im2Col(vx, d, p, n, g * d.cg, s.col);
+      for (int64_t i = 0; i < m; ++i)
+        Im2Col(vx, d, p, n0 + i, g * d.cg, s.col + i * d.Cols(), batch.ld);
       const float* wg = pw + g * d.kg * d.Rows();
-      if (nhwc) {  // out_g^T (Cols x kg) += col^T (Cols x Rows) x w_g^T (Rows x kg)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(d.Cols()), B(d.kg), B(d.Rows()), 1.0f,
-                    s.col, B(d.Cols()), wg, B(d.Rows()), 1.0f, po + n * d.Cols() * d.k + g * d.kg,
+      if (nhwc) {  // out_g^T (cols x kg) += col^T (cols x Rows) x w_g^T (Rows x kg)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(cols), B(d.kg), B(d.Rows()), 1.0f,
+                    s.col, B(batch.ld), wg, B(d.Rows()), 1.0f, po + n0 * d.Cols() * d.k + g * d.kg,
                     B(d.k));
-      } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(d.Cols()), B(d.Rows()),
-                    1.0f, wg, B(d.Rows()), s.col, B(d.Cols()), 1.0f,
-                    po + (n * d.k + g * d.kg) * d.Cols(), B(d.Cols()));
+      } else if (m == 1) {  // out_g (kg x Cols) += w_g (kg x Rows) x col (Rows x Cols)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(cols), B(d.Rows()), 1.0f,
+                    wg, B(d.Rows()), s.col, B(batch.ld), 1.0f,
+                    po + (n0 * d.k + g * d.kg) * d.Cols(), B(d.Cols()));
+      } else {  // the same for m images into s.out, then added to each image's channels
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(cols), B(d.Rows()), 1.0f,
+                    wg, B(d.Rows()), s.col, B(batch.ld), 0.0f, s.out, B(batch.ld));
+        AddImages(s.out, batch.ld, d, n0, m, g * d.kg, po);
       }
     }
   }
@@ -174,22 +310,28 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   const Strided4 vx(grad_x);
   if (grad_x.ElementCount() == 0) return;
-  const Scratch s(d, scratch);
-  const float* pw = Dense(w, -1, s.weights);
+  const Batch batch = BatchOf(grad_x.shape(), w.shape(), p);
+  const Scratch s(d, batch, scratch);
+  const float* pw = Dense(w, s.weights);
   const CancelToken* cancel = CurrentCancelToken();
-  for (int64_t n = 0; n < d.n; ++n) {
+  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
     if (Cancelled(cancel)) return;
-    const float* pg = Dense(grad_out, n, s.grad_out);
+    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
+    const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.out);
     for (int64_t g = 0; g < d.groups; ++g) {
-      if (d.kg == 0 || d.Cols() == 0) {
-        std::fill(s.col, s.col + d.Rows() * d.Cols(), 0.0f);
+      if (d.kg == 0 || cols == 0) {
+        for (int64_t r = 0; r < d.Rows(); ++r) {
+          std::fill(s.col + r * batch.ld, s.col + r * batch.ld + cols, 0.0f);
+        }
       } else {
-        // col (Rows x Cols) = w_g^T (Rows x kg) x grad_out_g (kg x Cols)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, B(d.Rows()), B(d.Cols()), B(d.kg),
-                    1.0f, pw + g * d.kg * d.Rows(), B(d.Rows()), pg + g * d.kg * d.Cols(),
-                    B(d.Cols()), 0.0f, s.col, B(d.Cols()));
+        // col (Rows x cols) = w_g^T (Rows x kg) x grad_out_g (kg x cols)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, B(d.Rows()), B(cols), B(d.kg), 1.0f,
+                    pw + g * d.kg * d.Rows(), B(d.Rows()), pg + g * d.kg * batch.ld, B(batch.ld),
+                    0.0f, s.col, B(batch.ld));
       }
-      Col2Im(s.col, d, p, n, g * d.cg, vx);
+      for (int64_t i = 0; i < m; ++i) {
+        Col2Im(s.col + i * d.Cols(), d, p, n0 + i, g * d.cg, vx, batch.ld);
+      }
     }
   }
 }
@@ -205,16 +347,19 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
   float* pw = grad_w.MutableStorage<float>().data() + grad_w.offset();
   std::fill(pw, pw + grad_w.ElementCount(), 0.0f);
   if (d.Cols() == 0 || d.kg == 0) return;
-  const Scratch s(d, scratch);
+  const Batch batch = BatchOf(x.shape(), grad_w.shape(), p);
+  const Scratch s(d, batch, scratch);
   const Strided4 vx(x);
-  for (int64_t n = 0; n < d.n; ++n) {
+  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
     if (Cancelled(cancel)) return;
-    const float* pg = Dense(grad_out, n, s.grad_out);
+    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
+    const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.out);
     for (int64_t g = 0; g < d.groups; ++g) {
-      Im2Col(vx, d, p, n, g * d.cg, s.col);
-      // grad_w_g (kg x Rows) += grad_out_g (kg x Cols) x col^T (Cols x Rows)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(d.Cols()), 1.0f,
-                  pg + g * d.kg * d.Cols(), B(d.Cols()), s.col, B(d.Cols()), 1.0f,
+      for (int64_t i = 0; i < m; ++i)
+        Im2Col(vx, d, p, n0 + i, g * d.cg, s.col + i * d.Cols(), batch.ld);
+      // grad_w_g (kg x Rows) += grad_out_g (kg x cols) x col^T (cols x Rows)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(cols), 1.0f,
+                  pg + g * d.kg * batch.ld, B(batch.ld), s.col, B(batch.ld), 1.0f,
                   pw + g * d.kg * d.Rows(), B(d.Rows()));
     }
   }
