@@ -77,6 +77,7 @@ class BufferPool final : public Allocator, public BufferOwner {
     buffer->AdvanceGeneration();
     Return(buffer);
   }
+  bool Rents(const Buffer& buffer) const override { return buffer.owner_ == this; }
 
   // Frees every idle block (rented ones are untouched).
   void Trim();
@@ -91,9 +92,10 @@ class BufferPool final : public Allocator, public BufferOwner {
 
  private:
   // One cache line per class. Counters one Rent or Release updates together are never
-  // neighbours (here and below): GCC would pair them into one 16-byte load and store, and
-  // such a load cannot take its value from the two 8-byte stores of the previous call still
-  // in the store buffer, a stall of tens of cycles right after the lock.
+  // neighbours (here and below, but for the byte totals, a vector always accessed whole):
+  // GCC would pair them into one 16-byte load and store, and such a load cannot take its
+  // value from the two 8-byte stores of the previous call still in the store buffer, a stall
+  // of tens of cycles right after the lock.
   // Idle counts are derived (blocks - rented, held - rented bytes), and so are the rented
   // count and the hits (rents - returns, rents - misses), so a Rent served from a free list
   // or a Release kept idle updates one count and one byte total, not three counts and two
