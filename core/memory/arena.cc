@@ -84,7 +84,9 @@ Buffer* Arena::AllocateSlow(int64_t length, bool zero) {
       headers_.reserve(std::max<size_t>(16, headers_.capacity() * 2));
       ++growth_events_;
     }
-    headers_.push_back(pool_.AcquireHeader());
+    Buffer* const header = pool_.AcquireHeader();
+    header->size_class_ = -1 - static_cast<int32_t>(headers_.size());
+    headers_.push_back(header);
     ++growth_events_;
     headers_held_ = headers_.size();
   }
@@ -126,7 +128,7 @@ void Arena::NextChunk(int64_t need) {
 }
 
 void Arena::Release(Buffer* b) {
-  if (b->owner_ != this) {
+  if (!Rents(*b)) {
     throw StaleTensorException("buffer " + std::to_string(b->id()) +
                                " was released twice or does not belong to this arena");
   }
@@ -152,7 +154,7 @@ void Arena::Free(Buffer* b) {
 }
 
 bool Arena::FreeIfOwned(Buffer* b, uint64_t generation) {
-  if (!b || b->owner_ != this || b->generation() != generation) return false;
+  if (!b || !Rents(*b) || b->generation() != generation) return false;
   Free(b);
   return true;
 }
@@ -183,8 +185,7 @@ void Arena::Reset() {
       if (b->owner_ == this && !internal::CanaryIntact(*b)) ++overruns;
       std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity()));
     }
-    b->AdvanceGeneration();
-    b->owner_ = nullptr;
+    b->AdvanceGeneration();  // the owner stays: Rents() now says no, by the index
   }
   retired_allocations_ += static_cast<int64_t>(live);
   peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes());

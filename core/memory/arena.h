@@ -69,6 +69,11 @@ class Arena final : public Allocator, public BufferOwner {
 
   // Marks one buffer released (its handles become stale); its memory returns at Reset().
   void Release(Buffer* buffer) override;
+  // A header keeps this arena as its owner while the arena holds it, Reset() included: it is
+  // rented when handed out since the last reset and not released.
+  bool Rents(const Buffer& buffer) const override {
+    return buffer.owner_ == this && IndexOf(buffer) < live_count();
+  }
   // Release(), then, when `buffer` and every allocation after it in the current chunk are
   // released, moves the cursor back over them: their memory is reused at once. For a buffer no
   // one reads any more (a failed upload's); anything allocated after it keeps it until Reset().
@@ -111,6 +116,10 @@ class Arena final : public Allocator, public BufferOwner {
     b->SetFreshOwner(this);
     internal::FillFresh(*b, zero);
     return b;
+  }
+  // The index in headers_ of `header`, one of this arena's (size_class_ records it).
+  static size_t IndexOf(const Buffer& header) {
+    return static_cast<size_t>(-1 - static_cast<int64_t>(header.size_class_));
   }
   // position_'s high half counts one header.
   static constexpr uint64_t kOneHeader = uint64_t{1} << 32;

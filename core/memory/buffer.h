@@ -39,6 +39,8 @@ class BufferOwner {
   // Throws BufferOverrunException in CHECKED builds if the canary was overwritten (the
   // buffer is released all the same).
   virtual void Release(Buffer* buffer) = 0;
+  // Whether `buffer`, whose owner() is this, is rented now (handed out and not released).
+  virtual bool Rents(const Buffer& buffer) const = 0;
 
  protected:
   ~BufferOwner() = default;
@@ -66,6 +68,9 @@ class alignas(64) Buffer {
   void BumpVersion() { std::atomic_ref(version_).fetch_add(1, std::memory_order_relaxed); }
   // Stable identity of this header for diagnostics (never reused by another header).
   uint64_t id() const { return id_; }
+  // Who handed the buffer out: null once a pool's or a ledger's buffer is released. An arena's
+  // header keeps its arena across Reset() (one store less per allocation), so whether a
+  // buffer is rented is owner()->Rents()'s to say.
   BufferOwner* owner() const { return owner_; }
 
  private:
@@ -117,7 +122,9 @@ class alignas(64) Buffer {
   Buffer* next_ = nullptr;
   Buffer* prev_ = nullptr;
   uint32_t id_ = 0;          // headers are never freed, so 2^32 of them would be 256 GiB
-  int32_t size_class_ = -1;  // pool class of data_, -1 when data_ belongs to an arena chunk
+  // Pool class of data_; negative when data_ belongs to an arena chunk: -1 - the header's
+  // index in its arena's list, or -1 outside any arena.
+  int32_t size_class_ = -1;
 };
 static_assert(sizeof(Buffer) == 64);
 

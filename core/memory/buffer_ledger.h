@@ -34,6 +34,7 @@ class BufferLedger final : public Allocator, public BufferOwner {
   Buffer* Allocate(int64_t length, bool zero = false) override;
   // Forgets the buffer and returns it to the pool (see BufferOwner::Release).
   void Release(Buffer* buffer) override;
+  bool Rents(const Buffer& buffer) const override { return buffer.owner_ == this; }
   // The ownership rule of a session (what keeps bad input from leaking without freeing anyone
   // else's memory): releases `buffer` when it was rented through this ledger and `generation`,
   // the generation of the handle naming it, is still current; returns whether it did. A null

@@ -67,8 +67,7 @@ Buffer* BufferPool::NewBlock(int index, int64_t length) {
       SizeClass& c = classes_[static_cast<size_t>(index)];
       ++c.returns;  // the miss still counts, as a rent taken back
       --c.blocks;
-      rented_requested_bytes_ -= length;
-      rented_bytes_ -= size;
+      rented_ -= Totals{size, length};
       held_bytes_ -= size;
     }
     throw OutOfMemoryException("the system refused " + std::to_string(size) +
@@ -116,7 +115,7 @@ void BufferPool::Trim() {
       }
       c.blocks = c.rented();
     }
-    held_bytes_ = rented_bytes_;
+    held_bytes_ = rented_[0];
   }
   while (lists) {
     Buffer* next = lists->next_;
@@ -175,9 +174,9 @@ PoolStats BufferPool::Stats() const {
     const int64_t idle = c.blocks - rented;
     if (rented || idle) s.classes.push_back({size, rented, idle});
   }
-  s.rented_requested_bytes = rented_requested_bytes_;
-  s.rented_bytes = rented_bytes_;
-  s.idle_bytes = held_bytes_ - rented_bytes_;
+  s.rented_requested_bytes = rented_[1];
+  s.rented_bytes = rented_[0];
+  s.idle_bytes = held_bytes_ - rented_[0];
   s.peak_rented_bytes = peak_rented_bytes_;
   return s;
 }

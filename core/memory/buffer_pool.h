@@ -77,6 +77,7 @@ class BufferPool final : public Allocator, public BufferOwner {
     buffer->AdvanceGeneration();
     Return(buffer);
   }
+  bool Rents(const Buffer& buffer) const override { return buffer.owner_ == this; }
 
   // Frees every idle block (rented ones are untouched).
   void Trim();
@@ -91,9 +92,10 @@ class BufferPool final : public Allocator, public BufferOwner {
 
  private:
   // One cache line per class. Counters one Rent or Release updates together are never
-  // neighbours (here and below): GCC would pair them into one 16-byte load and store, and
-  // such a load cannot take its value from the two 8-byte stores of the previous call still
-  // in the store buffer, a stall of tens of cycles right after the lock.
+  // neighbours (here and below, but for the byte totals, a vector always accessed whole):
+  // GCC would pair them into one 16-byte load and store, and such a load cannot take its
+  // value from the two 8-byte stores of the previous call still in the store buffer, a stall
+  // of tens of cycles right after the lock.
   // Idle counts are derived (blocks - rented, held - rented bytes), and so are the rented
   // count and the hits (rents - returns, rents - misses), so a Rent served from a free list
   // or a Release kept idle updates one count and one byte total, not three counts and two
@@ -124,9 +126,8 @@ class BufferPool final : public Allocator, public BufferOwner {
       held_bytes_ += size;
     }
     ++c.rents;
-    rented_requested_bytes_ += length;
-    rented_bytes_ += size;
-    if (rented_bytes_ > peak_rented_bytes_) peak_rented_bytes_ = rented_bytes_;
+    rented_ += Totals{size, length};
+    if (rented_[0] > peak_rented_bytes_) peak_rented_bytes_ = rented_[0];
     lock_.unlock();
     if (!b) [[unlikely]]
       b = NewBlock(index, length);
@@ -141,9 +142,8 @@ class BufferPool final : public Allocator, public BufferOwner {
     SizeClass& c = classes_[static_cast<size_t>(b->size_class_)];
     lock_.lock();
     ++c.returns;
-    rented_requested_bytes_ -= b->length();
-    rented_bytes_ -= size;
-    if (held_bytes_ - rented_bytes_ > max_idle_bytes_) [[unlikely]] {  // b among the idle
+    rented_ -= Totals{size, b->length()};
+    if (held_bytes_ - rented_[0] > max_idle_bytes_) [[unlikely]] {  // b among the idle
       FreeOverCap(b);
       return;
     }
@@ -167,9 +167,12 @@ class BufferPool final : public Allocator, public BufferOwner {
   // cheaper than several atomic updates, and the statistics are always consistent. The lock
   // shares its cache line with the totals every critical section updates.
   alignas(64) mutable internal::SpinLock lock_;
-  int64_t rented_bytes_ = 0;
   int64_t peak_rented_bytes_ = 0;
-  int64_t rented_requested_bytes_ = 0;
+  // The sums of the class sizes ([0]) and of the lengths ([1]) rented: one vector, so a Rent
+  // or Release updates both with one 16-byte load and store (always as a pair, so the load
+  // takes its value from the previous call's store).
+  using Totals [[gnu::vector_size(16)]] = int64_t;
+  Totals rented_ = {0, 0};
   int64_t held_bytes_ = 0;  // bytes of all blocks, rented or idle
   std::array<SizeClass, kSizeClassCount> classes_;
 

@@ -24,7 +24,7 @@ Tensor Tensor::Empty(const Shape& shape, DType dtype, Allocator& allocator, bool
 Tensor Tensor::FromBuffer(Buffer* buffer, DType dtype, const Shape& shape, const Strides& strides,
                           int64_t offset) {
   if (!IsSupported(dtype)) FromOnnx(static_cast<int32_t>(dtype));
-  if (!buffer->owner()) {
+  if (!buffer->owner() || !buffer->owner()->Rents(*buffer)) {
     throw StaleTensorException("FromBuffer: buffer " + std::to_string(buffer->id()) +
                                " is not rented (it was released or its arena reset)");
   }

@@ -358,5 +358,49 @@ TEST(ArenaTest, AReusedHeaderComesBackAtVersionZeroWithItsNewPlace) {
   EXPECT_EQ(arena.Stats().allocations, 4);  // over the arena's life
 }
 
+// Reset() advances each header's generation and nothing else (one store per header): the
+// header keeps its arena as owner, and whether it is rented comes from its index against the
+// headers handed out since the reset.
+TEST(ArenaTest, AResetHeaderKeepsItsOwnerButIsNoLongerRented) {
+  BufferPool pool;
+  Arena arena(pool);
+  Buffer* a = arena.Allocate(100);
+  Buffer* b = arena.Allocate(100);
+  EXPECT_TRUE(arena.Rents(*a));
+  EXPECT_TRUE(arena.Rents(*b));
+  const uint64_t gb = b->generation();
+  arena.Reset();
+  EXPECT_EQ(b->owner(), static_cast<BufferOwner*>(&arena));
+  EXPECT_FALSE(arena.Rents(*a));
+  EXPECT_FALSE(arena.Rents(*b));
+  EXPECT_THROW(arena.Release(b), StaleTensorException) << "reset, so released already";
+  EXPECT_FALSE(arena.FreeIfOwned(b, gb + 1)) << "even with the current generation";
+  EXPECT_EQ(b->generation(), gb + 1);
+  ASSERT_EQ(arena.Allocate(64), a);  // a is handed out again, b stays spare
+  EXPECT_TRUE(arena.Rents(*a));
+  EXPECT_FALSE(arena.Rents(*b));
+  EXPECT_THROW(arena.Release(b), StaleTensorException);
+  arena.Release(a);
+  EXPECT_FALSE(arena.Rents(*a));
+  EXPECT_EQ(a->owner(), nullptr);
+  EXPECT_EQ(arena.Stats().allocations, 3);
+}
+
+// A header another arena holds is not this one's, whatever its index.
+TEST(ArenaTest, RentsOnlyItsOwnHeaders) {
+  BufferPool pool;
+  Arena one(pool), two(pool);
+  Buffer* a = one.Allocate(100);
+  Buffer* b = two.Allocate(100);
+  EXPECT_FALSE(one.Rents(*b));
+  EXPECT_FALSE(two.Rents(*a));
+  EXPECT_THROW(one.Release(b), StaleTensorException);
+  Buffer* p = pool.Rent(100);
+  EXPECT_FALSE(one.Rents(*p));
+  EXPECT_TRUE(pool.Rents(*p));
+  pool.Release(p);
+  EXPECT_FALSE(pool.Rents(*p));
+}
+
 }  // namespace
 }  // namespace onemodel

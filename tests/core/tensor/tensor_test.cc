@@ -919,5 +919,21 @@ TEST(TensorFromBuffer, RefusesABufferThatIsNotRented) {
                StaleTensorException);
 }
 
+// An arena's header keeps its owner across Reset(): FromBuffer asks the arena whether it is
+// rented.
+TEST(TensorFromBuffer, RefusesAnArenaBufferAfterReset) {
+  BufferPool pool;
+  Arena arena(pool);
+  Buffer* b = arena.Allocate(64);
+  Tensor ok = Tensor::FromBuffer(b, DType::kFloat, Shape{16}, Strides{1}, 0);
+  EXPECT_EQ(ok.ElementCount(), 16);
+  arena.Reset();
+  ASSERT_EQ(b->owner(), static_cast<BufferOwner*>(&arena));
+  EXPECT_THROW(Tensor::FromBuffer(b, DType::kFloat, Shape{16}, Strides{1}, 0),
+               StaleTensorException);
+  ASSERT_EQ(arena.Allocate(64), b);
+  EXPECT_EQ(Tensor::FromBuffer(b, DType::kFloat, Shape{16}, Strides{1}, 0).ElementCount(), 16);
+}
+
 }  // namespace
 }  // namespace onemodel
