@@ -12,7 +12,8 @@
 // window offset kx reads x = xs + kx*dilation + i*stride, loaded with LoadInterleaved{2,3,4}
 // (strides 1 to 4). Columns whose windows, or loads, would leave the row take the scalar loop; the
 // last vector overlaps the one before it instead of running a tail. Up to four vectors are
-// in flight at once to hide the latency of each window's chain of selects.
+// in flight at once to hide the latency of each window's chain of selects. A row narrower
+// than a vector takes vectors of half the lanes, or a quarter, down to 2 (RowsFitting).
 // pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
 // channel tail uses a masked load. strided: the scalar loop for everything else. Dilation
 // steps window rows and columns; relu (ReluMaxPool2d) starts every window from +0 at index -1.
@@ -98,28 +99,31 @@ HWY_INLINE void ScalarWindow(const PoolPlan& p, const float* plane, int64_t sy, 
 }
 
 // Lanes where v replaces the running maximum: best is not NaN, and v is NaN or larger.
-HWY_INLINE M Wins(V v, V best) { return hn::AndNot(hn::Le(v, best), hn::Eq(best, best)); }
+template <class VF>
+HWY_INLINE auto Wins(VF v, VF best) {
+  return hn::AndNot(hn::Le(v, best), hn::Eq(best, best));
+}
 
 // One step of the scan: v (the next position, at `pos`) against the running maximum.
 // kExact: the full rule. Otherwise the window holds no NaN and the rule is "v > best".
-template <bool kExact, bool kIdx>
-HWY_INLINE void Step(V v, VI pos, V& best, VI& at) {
+template <bool kExact, bool kIdx, class VF, class VI32>
+HWY_INLINE void Step(VF v, VI32 pos, VF& best, VI32& at) {
 #if HWY_TARGET == HWY_SCALAR
   // One lane: IfThenElse would branch on the data; select through integer masks instead.
   const float x = hn::GetLane(v), b = hn::GetLane(best);
   const bool win = kExact ? static_cast<bool>(!(x <= b) & (b == b)) : x > b;
   const uint32_t mask = 0u - static_cast<uint32_t>(win);
-  best = hn::Set(D(), std::bit_cast<float>((std::bit_cast<uint32_t>(x) & mask) |
-                                           (std::bit_cast<uint32_t>(b) & ~mask)));
+  best = hn::Set(hn::DFromV<VF>(), std::bit_cast<float>((std::bit_cast<uint32_t>(x) & mask) |
+                                                        (std::bit_cast<uint32_t>(b) & ~mask)));
   if constexpr (kIdx) {
     const uint32_t p = static_cast<uint32_t>(hn::GetLane(pos));
     const uint32_t a = static_cast<uint32_t>(hn::GetLane(at));
-    at = hn::Set(DI(), static_cast<int32_t>((p & mask) | (a & ~mask)));
+    at = hn::Set(hn::DFromV<VI32>(), static_cast<int32_t>((p & mask) | (a & ~mask)));
   }
 #else
-  const DI di;
+  const hn::DFromV<VI32> di;
   if constexpr (kExact || kIdx) {
-    const M win = kExact ? Wins(v, best) : hn::Gt(v, best);
+    const auto win = kExact ? Wins(v, best) : hn::Gt(v, best);
     best = hn::IfThenElse(win, v, best);
     if constexpr (kIdx) at = hn::IfThenElse(hn::RebindMask(di, win), pos, at);
   } else {
@@ -193,14 +197,14 @@ HWY_INLINE void StoreLanes(DV d, VV v, T* p, int64_t s, int64_t n) {
 // Lanes p[kx], p[kx + S], ..., p[kx + (N-1)*S] of a unit-stride row. Reads only
 // p[kx - r] ... p[kx - r + S*N - 1] with r = min(kx, S - 1): never left of p, and right of
 // the last lane only when kx < S - 1.
-template <int kS>
-HWY_INLINE V LoadLanes(D d, const float* p, int64_t kx) {
+template <int kS, class DF>
+HWY_INLINE hn::Vec<DF> LoadLanes(DF d, const float* p, int64_t kx) {
   if constexpr (kS == 1) {
     return hn::LoadU(d, p + kx);
   } else {
     const int64_t r = std::min<int64_t>(kx, kS - 1);
     const float* base = p + kx - r;
-    V v0, v1, v2, v3;
+    hn::Vec<DF> v0, v1, v2, v3;
     if constexpr (kS == 2) {
       hn::LoadInterleaved2(d, base, v0, v1);
       return r == 0 ? v0 : v1;
@@ -223,17 +227,17 @@ constexpr int kMaxGroup = 4;
 // kU output vectors of one output row, starting at columns ox0[0..kU), whose windows lie
 // inside the row horizontally; ys: the window rows (not empty). kKw: the kernel width when
 // known at compile time (0: p.kw).
-template <int kS, int kKw, int kU, bool kExact, bool kIdx>
+template <class DF, int kS, int kKw, int kU, bool kExact, bool kIdx>
 HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const int64_t* ox0,
-                           float* orow, int32_t* irow, VI lane_x) {
-  const D d;
-  const DI di;
+                           float* orow, int32_t* irow, hn::Vec<hn::RebindToSigned<DF>> lane_x) {
+  const DF d;
+  const hn::RebindToSigned<DF> di;
   const int64_t kw = kKw ? kKw : p.kw;
   const int64_t dw = kKw ? 1 : p.dw;  // kernel widths are fixed only without dilation
   const int64_t sy = p.in_stride[2];
   int64_t xs[kU];
-  V best[kU];
-  VI at[kU];  // y*W + kx of the winner; lane and window offsets are added at the end
+  hn::Vec<DF> best[kU];
+  hn::Vec<decltype(di)> at[kU];  // y*W + kx of the winner; lane and window offsets are added at the end
   const float* row = plane + ys.lo * sy;
   for (int u = 0; u < kU; ++u) {
     xs[u] = ox0[u] * kS - p.pw;
@@ -242,7 +246,7 @@ HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const
     at[u] = hn::Set(di, static_cast<int32_t>(p.relu ? -1 : ys.lo * p.w));
   }
   const auto step = [&](const float* r, int64_t y, int64_t kx) {
-    const VI pos = hn::Set(di, static_cast<int32_t>(y * p.w + kx * dw));
+    const auto pos = hn::Set(di, static_cast<int32_t>(y * p.w + kx * dw));
     for (int u = 0; u < kU; ++u) {
       Step<kExact, kIdx>(LoadLanes<kS>(d, r + xs[u], kx * dw), pos, best[u], at[u]);
     }
@@ -256,7 +260,7 @@ HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const
     StoreLanes(d, best[u], orow + ox0[u] * p.out_stride[3], p.out_stride[3],
                static_cast<int64_t>(hn::Lanes(d)));
     if constexpr (kIdx) {
-      VI pos = hn::Add(hn::Add(at[u], lane_x), hn::Set(di, static_cast<int32_t>(xs[u])));
+      auto pos = hn::Add(hn::Add(at[u], lane_x), hn::Set(di, static_cast<int32_t>(xs[u])));
       if (p.relu) pos = hn::IfThenElse(hn::Lt(at[u], hn::Zero(di)), at[u], pos);
       StoreLanes(di, pos, irow + ox0[u] * p.idx_stride[3], p.idx_stride[3],
                  static_cast<int64_t>(hn::Lanes(di)));
@@ -266,10 +270,11 @@ HWY_INLINE void RowVectors(const PoolPlan& p, const float* plane, Span ys, const
 
 // Every vector of one output row: columns [vlo, vhi), the last vector overlapping the one
 // before it where the width is not a multiple of the lane count.
-template <int kS, int kKw, bool kExact, bool kIdx>
+template <class DF, int kS, int kKw, bool kExact, bool kIdx>
 HWY_INLINE void RowAllVectors(const PoolPlan& p, const float* plane, Span ys, int64_t vlo,
-                              int64_t vhi, float* orow, int32_t* irow, VI lane_x) {
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+                              int64_t vhi, float* orow, int32_t* irow,
+                              hn::Vec<hn::RebindToSigned<DF>> lane_x) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   const int64_t vectors = (vhi - vlo + lanes - 1) / lanes;
   int64_t ox0[kMaxGroup];
   const auto starts = [&](int64_t i, int count) {
@@ -278,16 +283,16 @@ HWY_INLINE void RowAllVectors(const PoolPlan& p, const float* plane, Span ys, in
   int64_t i = 0;
   for (; i + kMaxGroup <= vectors; i += kMaxGroup) {
     starts(i, kMaxGroup);
-    RowVectors<kS, kKw, kMaxGroup, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+    RowVectors<DF, kS, kKw, kMaxGroup, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
   }
   if (i + 2 <= vectors) {
     starts(i, 2);
-    RowVectors<kS, kKw, 2, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+    RowVectors<DF, kS, kKw, 2, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
     i += 2;
   }
   if (i < vectors) {
     starts(i, 1);
-    RowVectors<kS, kKw, 1, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
+    RowVectors<DF, kS, kKw, 1, kExact, kIdx>(p, plane, ys, ox0, orow, irow, lane_x);
   }
 }
 
@@ -310,10 +315,10 @@ HWY_INLINE OutputRow RowOf(const PoolPlan& p, int64_t u) {
           Clip(oy, p.sh, p.ph, p.kh, p.dh, p.h)};
 }
 
-template <int kS, int kKw, bool kIdx>
+template <class DF, int kS, int kKw, bool kIdx>
 void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
-  const D d;
-  const DI di;
+  const DF d;
+  const hn::RebindToSigned<DF> di;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   // The last element LoadLanes reads, relative to the window start of lane 0.
   const int64_t extent = (p.kw - 1) * p.dw + 1;
@@ -325,7 +330,7 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   // Vectors cover the output columns [vlo, vhi); the scalar loop the rest.
   const int64_t vlo = last >= first ? first : 0;
   const int64_t vhi = last >= first ? last + lanes : 0;
-  const VI lane_x = hn::Mul(hn::Iota(di, 0), hn::Set(di, kS));  // lane i: i*S
+  const auto lane_x = hn::Mul(hn::Iota(di, 0), hn::Set(di, kS));  // lane i: i*S
   const int64_t* s = p.in_stride;
   const int64_t* so = p.out_stride;
   const int64_t* si = p.idx_stride;
@@ -359,9 +364,9 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
     }
     for (int64_t ox = 0; ox < vlo; ++ox) scalar(ox);
     if (nan) {
-      RowAllVectors<kS, kKw, true, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
+      RowAllVectors<DF, kS, kKw, true, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
     } else {
-      RowAllVectors<kS, kKw, false, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
+      RowAllVectors<DF, kS, kKw, false, kIdx>(p, plane, ys, vlo, vhi, orow, irow, lane_x);
     }
     for (int64_t ox = vhi; ox < p.ow; ++ox) scalar(ox);
   }
@@ -494,9 +499,25 @@ void PixelsT(const PoolPlan& p, int64_t begin, int64_t end) {
 
 // Kernel widths known at compile time let the compiler unroll the window; done for the
 // common shapes (3x3 stride 1 and 2, 2x2 stride 2) without dilation, the others read p.kw.
+// Vectors of kLanes lanes, halved (down to 2) while an output row is narrower than one: rows
+// of fewer columns than a full vector (the digits CNN pools 8- and 4-wide planes) then take the
+// vector loop too, not the scalar one for every column.
+template <size_t kLanes, int kS, int kKw, bool kIdx>
+void RowsFitting(const PoolPlan& p, int64_t begin, int64_t end) {
+  using DF = hn::CappedTag<float, kLanes>;
+  if constexpr (kLanes > 2) {
+    if (p.ow < static_cast<int64_t>(hn::Lanes(DF()))) {
+      return RowsFitting<kLanes / 2, kS, kKw, kIdx>(p, begin, end);
+    }
+  }
+  return RowsT<DF, kS, kKw, kIdx>(p, begin, end);
+}
+
 template <int kS, int kKw>
 void RowsFor(const PoolPlan& p, int64_t begin, int64_t end) {
-  return p.idx ? RowsT<kS, kKw, true>(p, begin, end) : RowsT<kS, kKw, false>(p, begin, end);
+  constexpr size_t kFull = HWY_LANES(float);
+  return p.idx ? RowsFitting<kFull, kS, kKw, true>(p, begin, end)
+               : RowsFitting<kFull, kS, kKw, false>(p, begin, end);
 }
 
 void Rows(const PoolPlan& p, int64_t begin, int64_t end) {
