@@ -14,7 +14,8 @@ namespace {
 // Sums and products stop here, far above any limit and far below overflow.
 constexpr int64_t kCap = int64_t{1} << 62;
 
-int64_t CappedAdd(int64_t a, int64_t b) { return std::min(kCap, a + b); }
+// a + b for a and b in [0, kCap], at most kCap (kCap + kCap would overflow int64).
+int64_t CappedAdd(int64_t a, int64_t b) { return a > kCap - b ? kCap : a + b; }
 int64_t CappedMul(int64_t a, int64_t b) {
   return a != 0 && b > kCap / a ? kCap : std::min(kCap, a * b);
 }

@@ -125,6 +125,25 @@ TEST_F(InlineCostTest, MatMulCountsItsMultiplyAdds) {
   EXPECT_GT(Cost(outer), int64_t{64} * 8000 * 8000 / 16) << "a 256 MB outer product is large";
 }
 
+// A hostile client's request whose terms each reach the cap: their sum stays at the cap
+// instead of overflowing to a negative cost (which ran a 2^62-multiply-add MatMul inline on
+// gRPC's thread, where no deadline stops it).
+TEST_F(InlineCostTest, TermsAtTheCapSumToTheCapNotANegativeCost) {
+  const std::string one = Put(Shape{1});
+  for (const int64_t k : {(int64_t{1} << 31) - 2, (int64_t{1} << 31) - 1}) {
+    v1::RunRequest outer;
+    const auto expand = [&](int64_t rows, int64_t cols) {
+      auto& shape = (*Op(outer, "Expand", {one})->mutable_attributes())["shape"];
+      shape.mutable_ints()->add_values(rows);
+      shape.mutable_ints()->add_values(cols);
+    };
+    expand(1, k);
+    expand(k, 1);
+    Op(outer, "MatMul", {"#0", "#1"});
+    EXPECT_GE(Cost(outer), int64_t{1} << 62) << k;
+  }
+}
+
 TEST_F(InlineCostTest, ExpandCountsTheShapeItAsksFor) {
   const std::string x = Put(Shape{1});
   v1::RunRequest expand;
