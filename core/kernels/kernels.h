@@ -81,12 +81,14 @@ struct AvgPool2dParams {
 };
 
 // Spec 9: floor((size + 2*pad - extent) / stride) + 1 with extent = dilation*(kernel-1) + 1,
-// 0 when the window does not fit. ceil_mode rounds the division up, then drops a last window
-// that would start in the right padding (ONNX and PyTorch). Callers check it is positive.
+// 0 when the window does not fit. ceil_mode rounds the division up (so a window longer than
+// the padded input by less than a stride still gives one output, as ONNX's ceil((span) /
+// stride + 1) and PyTorch do), then drops a last window that would start in the right padding
+// (ONNX and PyTorch). Callers check it is positive.
 constexpr int64_t PoolOutputExtent(int64_t size, int32_t kernel, int32_t stride, int32_t pad,
                                    int32_t dilation = 1, bool ceil_mode = false) {
   const int64_t span = size + 2 * int64_t{pad} - (int64_t{dilation} * (kernel - 1) + 1);
-  if (span < 0) return 0;
+  if (span < (ceil_mode ? 1 - int64_t{stride} : 0)) return 0;
   int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   if (ceil_mode && (out - 1) * stride >= size + pad) --out;
   return out;

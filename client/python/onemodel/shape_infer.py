@@ -80,7 +80,7 @@ def _pool_extent(size: int, kernel: int, stride: int, pad: int, dilation: int,
                  ceil_mode: bool) -> int:
     """core/kernels/kernels.h PoolOutputExtent: ONNX's and PyTorch's rule."""
     span = size + 2 * pad - (dilation * (kernel - 1) + 1)
-    if span < 0:
+    if span < (1 - stride if ceil_mode else 0):
         return 0
     out = (-(-span // stride) if ceil_mode else span // stride) + 1
     if ceil_mode and (out - 1) * stride >= size + pad:

@@ -110,6 +110,20 @@ def test_relu_maxpool2d_and_dilated_ceil_mode_maxpool2d(ksess, rng, attrs, torch
         np.testing.assert_array_equal(got, want)
 
 
+def test_pooling_windows_longer_than_the_input_in_ceil_mode(ksess, rng):
+    """A window longer than the (padded) input by less than a stride gives one output in
+    ceil_mode, over the in-bounds elements (ONNX's and PyTorch's shapes; it was refused)."""
+    x = f32(rng, 2, 3, 2, 3)
+    t = torch.from_numpy(x)
+    _, got = run1(ksess, 'MaxPool2d', x, kernel_shape=[3, 4], strides=[4, 5], ceil_mode=1)
+    np.testing.assert_array_equal(got, F.max_pool2d(t, (3, 4), (4, 5), ceil_mode=True).numpy())
+    _, got = run1(ksess, 'AvgPool2d', x, kernel_shape=[3, 4], strides=[4, 5], ceil_mode=1,
+                  count_include_pad=1)
+    want = F.avg_pool2d(t, (3, 4), (4, 5), ceil_mode=True, count_include_pad=True).numpy()
+    assert got.shape == want.shape == (2, 3, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize('attrs,torch_kw', [
     (dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1]), dict(kernel_size=3, stride=2, padding=1,
                                                                   count_include_pad=False)),

@@ -431,6 +431,14 @@ TEST(PoolOutputExtentTest, CeilModeAndDilationAsOnnxAndPyTorch) {
   EXPECT_EQ(PoolOutputExtent(7, 3, 1, 0, 2), 3);  // extent 5
   EXPECT_EQ(PoolOutputExtent(4, 3, 1, 0, 2), 0);  // extent 5 > 4
   EXPECT_EQ(PoolOutputExtent(8, 3, 2, 1, 2, true), 4);
+  // A window longer than the padded input by less than a stride: one output in ceil_mode
+  // (ONNX: ceil(span / stride + 1) with span -2, -1 and -3; PyTorch's shapes), none in floor
+  // mode, and none when it is a whole stride longer.
+  EXPECT_EQ(PoolOutputExtent(1, 3, 4, 1, 2, true), 1);  // extent 5, padded input 3
+  EXPECT_EQ(PoolOutputExtent(1, 3, 4, 1, 2), 0);
+  EXPECT_EQ(PoolOutputExtent(1, 2, 2, 0, 1, true), 1);  // a 2x2 window over a 1x1 input
+  EXPECT_EQ(PoolOutputExtent(2, 3, 4, 0, 2, true), 1);
+  EXPECT_EQ(PoolOutputExtent(1, 3, 4, 0, 2, true), 0);  // span -4: a whole stride short
 }
 
 TEST_P(MaxPool2dTest, ReluWindowsWithoutAPositiveElementGiveZeroAndIndexMinusOne) {
