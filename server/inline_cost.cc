@@ -153,6 +153,20 @@ Extent Broadcast(const Extent& a, const Extent& b) {
   return {CappedMul(a.elements, b.elements), element_bytes, std::nullopt};
 }
 
+// The count of matrix products: the broadcast of the batch dimensions (all but the last two
+// of a rank >= 2 shape), aligned from the right as numpy does. Extents that do not broadcast
+// count as the larger (the operation refuses them before any work).
+int64_t BatchCount(const Shape& x, const Shape& y) {
+  const int bx = std::max(x.rank() - 2, 0), by = std::max(y.rank() - 2, 0);
+  int64_t count = 1;
+  for (int i = 0; i < std::max(bx, by); ++i) {
+    const int64_t ex = i < bx ? x[bx - 1 - i] : 1;
+    const int64_t ey = i < by ? y[by - 1 - i] : 1;
+    count = CappedMul(count, ex == 1 ? ey : (ey == 1 ? ex : std::max(ex, ey)));
+  }
+  return count;
+}
+
 // The output of MatMul and its multiply-adds (numpy rules: 1-d operands gain an extent-1
 // dimension; batch dimensions broadcast). Unknown shapes: both bounded by the elements'
 // product.
@@ -168,12 +182,7 @@ std::pair<Extent, int64_t> MatMul(const Extent& a, const Extent& b) {
   const int64_t m = x.rank() >= 2 ? x[x.rank() - 2] : 1;
   const int64_t k = x[x.rank() - 1];
   const int64_t n = y.rank() >= 2 ? y[y.rank() - 1] : 1;
-  const int64_t batch_a = m * k == 0 ? 0 : x.ElementCount() / (m * k);
-  const int64_t batch_b = y.rank() >= 2 && y.ElementCount() != 0
-                              ? y.ElementCount() / (int64_t{y[y.rank() - 2]} * n)
-                              : 1;
-  const int64_t batch = std::max(batch_a, batch_b);  // broadcast batches: the larger one
-  const int64_t out = CappedMul(CappedMul(batch, m), n);
+  const int64_t out = CappedMul(CappedMul(BatchCount(x, y), m), n);
   return {{out, element_bytes, std::nullopt}, CappedMul(out, k)};
 }
 

@@ -144,6 +144,22 @@ TEST_F(InlineCostTest, TermsAtTheCapSumToTheCapNotANegativeCost) {
   }
 }
 
+// Batch dimensions that broadcast against each other multiply: two 64 KiB operands make 2^26
+// products and a 256 MiB output (the larger batch alone undercounted it 8192 times, and a
+// hostile client's MatMul ran inline for seconds).
+TEST_F(InlineCostTest, MatMulBatchesBroadcastAgainstEachOther) {
+  const std::string a = Put(Shape{32, 1, 32, 1, 8, 1, 1, 2});
+  const std::string b = Put(Shape{1, 32, 1, 32, 1, 8, 2, 1});
+  v1::RunRequest mm;
+  Op(mm, "MatMul", {a, b});
+  const int64_t products = int64_t{32} * 32 * 32 * 32 * 8 * 8;
+  EXPECT_EQ(Cost(mm), 2 * 64 * 1024 + products * 4 + products * 2);
+  const std::string c = Put(Shape{3, 1, 4, 5}), d = Put(Shape{2, 5, 6});
+  v1::RunRequest mixed;  // ranks differ: (3, 1) against (2,): 6 products
+  Op(mixed, "MatMul", {c, d});
+  EXPECT_EQ(Cost(mixed), (60 + 60 + 6 * 4 * 6) * 4 + 6 * 4 * 6 * 5);
+}
+
 TEST_F(InlineCostTest, ExpandCountsTheShapeItAsksFor) {
   const std::string x = Put(Shape{1});
   v1::RunRequest expand;
