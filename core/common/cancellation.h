@@ -8,7 +8,9 @@
 //   token.Cancel(kSomeCause);               // from any thread
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 
 namespace onemodel {
 
@@ -33,6 +35,21 @@ const CancelToken* CurrentCancelToken();
 // True when `token` (a kernel's copy of CurrentCancelToken()) asks the work to stop. Cheap:
 // one relaxed load, no allocation.
 inline bool Cancelled(const CancelToken* token) { return token && token->cancelled(); }
+
+// Elements of work between two looks at the token in loops that may be long: about a
+// millisecond of the slowest per-element work (an exp in double).
+inline constexpr int64_t kCancelCheckElements = int64_t{1} << 20;
+
+// Calls fn(begin, end) over [0, n) in chunks of kCancelCheckElements, looking at `token`
+// before each: a loop of any length (one row of 2^31 classes) stops within a chunk of its
+// cancellation, its work incomplete.
+template <typename Fn>
+void ForEachChunk(const CancelToken* token, int64_t n, const Fn& fn) {
+  for (int64_t at = 0; at < n; at += kCancelCheckElements) {
+    if (Cancelled(token)) return;
+    fn(at, std::min(n, at + kCancelCheckElements));
+  }
+}
 
 // Makes `token` current on this thread while it lives, then restores the previous one.
 class CancelScope {

@@ -40,12 +40,14 @@ Tensor RunningSums(const Tensor& x, int d, bool exclusive, bool reverse, const O
       const float* px = in + at[0] + q * rx;
       float* po = o + at[1] + q * ro;
       double acc = 0;
-      for (int64_t t = 0; t < n; ++t) {
-        const int64_t i = reverse ? n - 1 - t : t;
-        if (exclusive) po[i * so] = static_cast<float>(acc);
-        acc += px[i * sx];
-        if (!exclusive) po[i * so] = static_cast<float>(acc);
-      }
+      ForEachChunk(cancel, n, [&](int64_t begin, int64_t end) {  // a line may be 2^31 long
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t i = reverse ? n - 1 - t : t;
+          if (exclusive) po[i * so] = static_cast<float>(acc);
+          acc += px[i * sx];
+          if (!exclusive) po[i * so] = static_cast<float>(acc);
+        }
+      });
     }
   });
   return out;

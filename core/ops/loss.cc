@@ -121,25 +121,37 @@ void CheckClassInputs(std::string_view op, const Tensor& x, const Tensor& target
     }
   }
   const ClassRows rows(x, target, weight);
-  for (int64_t r = 0; r < rows.rows(); ++r) {
-    const int64_t t = rows.At(r).target;
-    if (t != ignore_index && (t < 0 || t >= classes)) {
+  ForEachChunk(CurrentCancelToken(), rows.rows(), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t t = rows.At(r).target;
+      if (t == ignore_index || (t >= 0 && t < classes)) continue;
       throw TensorException(std::string(op) + ": target " + std::to_string(t) + " (element " +
                             std::to_string(r) + " in row-major order) is out of range for " +
                             std::to_string(classes) + " classes; targets are in [0, " +
                             std::to_string(classes) + ") or ignore_index (" +
                             std::to_string(ignore_index) + ")");
     }
-  }
+  });
+}
+
+// fn(c) for every class c of a row in order, in chunks that look at the thread's CancelToken
+// before each (a row may hold 2^31 classes): stops early, the row incomplete, once cancelled.
+template <typename Fn>
+void ForEachClass(const ClassRows& rows, const Fn& fn) {
+  ForEachChunk(CurrentCancelToken(), rows.classes(), [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) fn(c);
+  });
 }
 
 // The summed weights of the non-ignored targets: kMean's divisor.
 double WeightSum(const ClassRows& rows, int64_t ignore_index) {
   double sum = 0;
-  for (int64_t r = 0; r < rows.rows(); ++r) {
-    const int64_t t = rows.At(r).target;
-    if (t != ignore_index) sum += rows.Weight(t);
-  }
+  ForEachChunk(CurrentCancelToken(), rows.rows(), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t t = rows.At(r).target;
+      if (t != ignore_index) sum += rows.Weight(t);
+    }
+  });
   return sum;
 }
 
@@ -148,11 +160,12 @@ double WeightSum(const ClassRows& rows, int64_t ignore_index) {
 struct LogSumExp {
   double max, log_sum;
 };
+// Incomplete once the thread's CancelToken is cancelled (ForEachClass).
 LogSumExp RowLogSumExp(const ClassRows& rows, int64_t base) {
   double max = -std::numeric_limits<double>::infinity();
-  for (int64_t c = 0; c < rows.classes(); ++c) max = std::fmax(max, rows.X(base, c));
+  ForEachClass(rows, [&](int64_t c) { max = std::fmax(max, rows.X(base, c)); });
   double sum = 0;
-  for (int64_t c = 0; c < rows.classes(); ++c) sum += std::exp(rows.X(base, c) - max);
+  ForEachClass(rows, [&](int64_t c) { sum += std::exp(rows.X(base, c) - max); });
   return {max, std::log(sum)};
 }
 
@@ -183,7 +196,7 @@ Tensor ClassLossForward(const ClassRows& rows, const Shape& target_shape, const 
       loss = -rows.Weight(t) * logp(t);
       if (p.smoothing != 0) {
         double smooth = 0;
-        for (int64_t c = 0; c < rows.classes(); ++c) smooth -= rows.Weight(c) * logp(c);
+        ForEachClass(rows, [&](int64_t c) { smooth -= rows.Weight(c) * logp(c); });
         loss =
             (1 - p.smoothing) * loss + p.smoothing / static_cast<double>(rows.classes()) * smooth;
       }
@@ -222,14 +235,15 @@ void ClassLossBackward(const BackwardRecord& r, const Tensor& g, const OpContext
   float* dx = grads[0].MutableStorage<float>().data();
   const double divisor = p.reduction == Reduction::kMean ? WeightSum(rows, p.ignore_index) : 1;
   double weight_total = 0;
-  for (int64_t c = 0; c < rows.classes(); ++c) weight_total += rows.Weight(c);
+  ForEachClass(rows, [&](int64_t c) { weight_total += rows.Weight(c); });
   const double classes = static_cast<double>(rows.classes());
   const float* gs = g.Storage<float>().data();
   const int64_t dstride = grads[0].strides()[rows.class_axis()];
   const CancelToken* cancel = CurrentCancelToken();
   for (int64_t row = 0; row < rows.rows(); ++row) {
     if (Cancelled(cancel)) return;
-    const auto [base, t] = rows.At(row);
+    const auto at = rows.At(row);  // not a structured binding: the lambda below captures both
+    const int64_t base = at.x, t = at.target;
     if (t == p.ignore_index) continue;
     const double s = double{gs[OffsetOf(g, p.reduction == Reduction::kNone ? row : 0)]} / divisor;
     const int64_t out = dx_rows.At(row).x;
@@ -239,13 +253,13 @@ void ClassLossBackward(const BackwardRecord& r, const Tensor& g, const OpContext
       continue;
     }
     const LogSumExp lse = RowLogSumExp(rows, base);
-    for (int64_t c = 0; c < rows.classes(); ++c) {
+    ForEachClass(rows, [&](int64_t c) {
       const double prob = std::exp(rows.X(base, c) - lse.max - lse.log_sum);
       const double hard = wt * (prob - (c == t ? 1.0 : 0.0));
       const double smooth = prob * weight_total - rows.Weight(c);
       dx[out + c * dstride] =
           static_cast<float>(s * ((1 - p.smoothing) * hard + p.smoothing / classes * smooth));
-    }
+    });
   }
 }
 
@@ -336,14 +350,17 @@ Tensor MseLoss(const Tensor& x, const Tensor& target, Reduction reduction, const
   if (reduction == Reduction::kNone) {
     out = internal::Map(x.shape(), ctx, square, x, target);
   } else {
-    // The float squares summed in double in row-major order.
+    // The float squares summed in double in row-major order (stopping early, the sum
+    // incomplete, once the thread's CancelToken is cancelled).
     double total = 0;
     const auto walk = onemodel::internal::WalkOf<2>(x.shape(), {&x.strides(), &target.strides()});
     const float* xs = x.Storage<float>().data() + x.offset();
     const float* ts = target.Storage<float>().data() + target.offset();
     const int64_t sx = walk.RowStride(0), st = walk.RowStride(1);
-    walk.ForEachRow(0, x.shape().ElementCount(), [&](int64_t n, const auto& off) {
-      for (int64_t i = 0; i < n; ++i) total += square(xs[off[0] + i * sx], ts[off[1] + i * st]);
+    ForEachChunk(CurrentCancelToken(), x.shape().ElementCount(), [&](int64_t begin, int64_t end) {
+      walk.ForEachRow(begin, end, [&](int64_t n, const auto& off) {
+        for (int64_t i = 0; i < n; ++i) total += square(xs[off[0] + i * sx], ts[off[1] + i * st]);
+      });
     });
     if (reduction == Reduction::kMean) total /= static_cast<double>(x.shape().ElementCount());
     out = internal::NewFloat(Shape{}, ctx);

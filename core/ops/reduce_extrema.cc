@@ -58,13 +58,10 @@ void Scan(const Tensor& x, const AxisMask& reduced, Extremum e, bool last, float
   const float* in = v.Storage<float>().data() + v.offset();
   const auto walk = Walk::Of(v.shape().extents(), {v.strides().values()});
   const int64_t step = walk.RowStride(0), total = v.ElementCount();
-  const CancelToken* cancel = CurrentCancelToken();
-  constexpr int64_t kCheckEvery = int64_t{1} << 20;
   int64_t j = 0, k = 0, best_k = 0;  // the slice, the position in it, the winner's position
   float best = 0;
-  for (int64_t at = 0; at < total; at += kCheckEvery) {
-    if (Cancelled(cancel)) return;
-    walk.ForEachRow(at, std::min(total, at + kCheckEvery), [&](int64_t n, const Walk::Offsets& o) {
+  ForEachChunk(CurrentCancelToken(), total, [&](int64_t begin, int64_t end) {
+    walk.ForEachRow(begin, end, [&](int64_t n, const Walk::Offsets& o) {
       const float* p = in + o[0];
       for (int64_t q = 0; q < n; ++q) {
         const float a = p[q * step];
@@ -79,7 +76,7 @@ void Scan(const Tensor& x, const AxisMask& reduced, Extremum e, bool last, float
         k = 0;
       }
     });
-  }
+  });
 }
 
 // Backward of ReduceMax/ReduceMin: each output gradient goes to its slice's winner (the

@@ -42,6 +42,15 @@ void ForEachRowAlong(const Tensor& x, const Tensor& out, int axis, const Fn& fn)
   }
 }
 
+// fn(i) for i in [0, n) in order, in chunks that look at the thread's CancelToken before each
+// (one row may be 2^31 long): stops early, the row incomplete, once cancelled.
+template <typename Fn>
+void ForEachInRow(int64_t n, const Fn& fn) {
+  ForEachChunk(CurrentCancelToken(), n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
 // y = softmax(scale * x) or its log, row by row, in double.
 Tensor Forward(const Tensor& x, int axis, float scale, bool log, const OpContext& ctx) {
   Tensor out = internal::NewFloat(x.shape(), ctx);
@@ -50,14 +59,14 @@ Tensor Forward(const Tensor& x, int axis, float scale, bool log, const OpContext
   float* o = out.MutableStorage<float>().data();
   ForEachRowAlong(x, out, axis, [&](int64_t ox, int64_t oo, int64_t sx, int64_t so, int64_t n) {
     double max = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < n; ++i) max = std::fmax(max, double{scale} * in[ox + i * sx]);
+    ForEachInRow(n, [&](int64_t i) { max = std::fmax(max, double{scale} * in[ox + i * sx]); });
     double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(double{scale} * in[ox + i * sx] - max);
+    ForEachInRow(n, [&](int64_t i) { sum += std::exp(double{scale} * in[ox + i * sx] - max); });
     const double log_sum = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) {
+    ForEachInRow(n, [&](int64_t i) {
       const double z = double{scale} * in[ox + i * sx] - max;
       o[oo + i * so] = static_cast<float>(log ? z - log_sum : std::exp(z) / sum);
-    }
+    });
   });
   return out;
 }
@@ -86,14 +95,14 @@ void SoftmaxBackward(const BackwardRecord& r, const Tensor& g, const OpContext& 
         const int64_t og = g_offsets[row], sg = g_offsets[row + 1];
         row += 2;
         double dot = 0;
-        for (int64_t i = 0; i < n; ++i) {
+        ForEachInRow(n, [&](int64_t i) {
           dot += log ? double{gs[og + i * sg]} : double{gs[og + i * sg]} * ys[oy + i * sy];
-        }
-        for (int64_t i = 0; i < n; ++i) {
+        });
+        ForEachInRow(n, [&](int64_t i) {
           const double yi = ys[oy + i * sy], gi = gs[og + i * sg];
           dx[od + i * sd] =
               static_cast<float>(log ? scale * (gi - std::exp(yi) * dot) : scale * yi * (gi - dot));
-        }
+        });
       });
 }
 

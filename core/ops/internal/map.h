@@ -69,11 +69,8 @@ void MapInto(Tensor& out, const Fn& fn, const Ts&... ins) {
   const auto walk = onemodel::internal::WalkOf<N>(out.shape(), {&out.strides(), &ins.strides()...});
   std::array<int64_t, N> rs;
   for (int k = 0; k < N; ++k) rs[static_cast<size_t>(k)] = walk.RowStride(k);
-  const CancelToken* cancel = CurrentCancelToken();
-  constexpr int64_t kStep = int64_t{1} << 20;
-  for (int64_t at = 0; at < total; at += kStep) {
-    if (Cancelled(cancel)) return;
-    walk.ForEachRow(at, std::min(total, at + kStep), [&](int64_t n, const auto& off) {
+  ForEachChunk(CurrentCancelToken(), total, [&](int64_t begin, int64_t end) {
+    walk.ForEachRow(begin, end, [&](int64_t n, const auto& off) {
       for (int64_t i = 0; i < n; ++i) {
         [&]<size_t... K>(std::index_sequence<K...>) {
           o[off[0] + i * rs[0]] = static_cast<OutStore>(
@@ -81,7 +78,7 @@ void MapInto(Tensor& out, const Fn& fn, const Ts&... ins) {
         }(std::make_index_sequence<N - 1>());
       }
     });
-  }
+  });
 }
 
 }  // namespace onemodel::ops::internal

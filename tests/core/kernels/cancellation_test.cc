@@ -12,13 +12,13 @@
 #include <chrono>
 #include <functional>
 #include <span>
-#include <thread>
 #include <utility>
 
 #include "core/kernels/fast_kernels.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/reference_kernels.h"
 #include "core/memory/buffer_pool.h"
+#include "tests/common/cancelled_after.h"
 #include "tests/core/kernels/kernel_variants.h"
 
 namespace onemodel {
@@ -92,25 +92,6 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
 INSTANTIATE_TEST_SUITE_P(All, CancellationTest, ::testing::ValuesIn(kernel_test::AllVariants()),
                          kernel_test::ParamName);
 
-// Runs `work` under a token that another thread cancels 200 ms in; returns how long `work`
-// took.
-template <typename Work>
-std::chrono::steady_clock::duration CancelledAfter200Ms(const Work& work) {
-  CancelToken token;
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    token.Cancel(1);
-  });
-  const auto start = std::chrono::steady_clock::now();
-  {
-    const CancelScope scope(&token);
-    work();
-  }
-  const auto took = std::chrono::steady_clock::now() - start;
-  canceller.join();
-  return took;
-}
-
 // Minutes of exact work on one image (stride-0 views of one value: no memory), cancelled
 // 200 ms in. Before, the exact convolution kernels looked only between images (the weight
 // gradient between filters) and the pooling kernels only between output elements, so these
@@ -145,7 +126,7 @@ TEST(ExactKernelCancellationTest, LongWorkOnOneImageStopsSoonAfterTheCancel) {
       {"AvgPool2d", [&] { k.AvgPool2d(wide, {.kernel_h = 32768, .kernel_w = 65535}, pooled); }},
   };
   for (const auto& [name, work] : cases) {
-    const auto took = CancelledAfter200Ms(work);
+    const auto took = test::CancelledAfter(std::chrono::milliseconds(200), work);
     EXPECT_LT(took, std::chrono::seconds(2))
         << name << " took " << std::chrono::duration<double>(took).count() << " s";
   }
