@@ -46,11 +46,14 @@ Tensor RunSgd(const OpCall& c) {
                           .dampening = c.Float("dampening", 0),
                           .nesterov = Flag(c, "nesterov"),
                           .weight_decay = c.Float("weight_decay", 0)};
+  // Buffers only with a valid momentum: a negative or NaN one is reported as such by SgdStep,
+  // not as a list count that expected buffers.
+  const bool buffers = o.momentum > 0;
   std::vector<std::string_view> names{"params", "grads"};
-  if (o.momentum != 0) names.push_back("momentum_buffers");
+  if (buffers) names.push_back("momentum_buffers");
   const auto lists = Lists(c, 1, names);
-  return ops::SgdStep(lists[0], lists[1], o.momentum != 0 ? lists[2] : std::span<const Tensor>(),
-                      c.in(0), o, c.ctx());
+  return ops::SgdStep(lists[0], lists[1], buffers ? lists[2] : std::span<const Tensor>(), c.in(0),
+                      o, c.ctx());
 }
 
 Tensor RunAdamW(const OpCall& c) {

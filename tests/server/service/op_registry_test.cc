@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "core/autograd/backward_record.h"
+#include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
 #include "server/rpc_error.h"
@@ -449,6 +451,16 @@ TEST_F(OpRegistryTest, OptimizersSplitTheirTensorsIntoListsAndSayWhichListsTheyT
             }),
             "it takes at least 1 input (got 0)");
   EXPECT_EQ(ErrorOf([&] { Call("SGD", {step, p, g}); }), "attribute 'lr' (a float) is required");
+  // A NaN or negative momentum is named as such (the core's error, which the service maps
+  // to INVALID_ARGUMENT), not as a list count that expected buffers.
+  for (const float momentum : {std::numeric_limits<float>::quiet_NaN(), -0.5f}) {
+    try {
+      Call("SGD", {step, p, g}, {{"lr", FloatAttr(1)}, {"momentum", FloatAttr(momentum)}});
+      ADD_FAILURE() << "momentum " << momentum << " was accepted";
+    } catch (const TensorException& e) {
+      EXPECT_NE(std::string(e.what()).find("invalid momentum"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST_F(OpRegistryTest, ResultsAreTheCoresResults) {
