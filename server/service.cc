@@ -178,7 +178,8 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   // The strand is let go (done) before the reply leaves, so the client's next call finds the
   // session idle.
   auto task = [this, reactor, call = std::move(call), session = std::move(session),
-               work = std::move(work), received_on = std::this_thread::get_id()](Strand::Done done) mutable {
+               work = std::move(work),
+               received_on = std::this_thread::get_id()](Strand::Done done) mutable {
     call.work_start = std::chrono::steady_clock::now();
     call.ran_inline = std::this_thread::get_id() == received_on;
     const PhaseScope phases(&call.phases);
