@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/autograd/backward_record.h"
 #include "core/kernels/kernel_set.h"
+#include "core/memory/buffer.h"
 #include "core/memory/size_class.h"
 #include "core/ops/elementwise.h"
 #include "onemodel/v1/onemodel.pb.h"
@@ -155,11 +157,15 @@ TEST_F(SessionChargeTest, ARequestThatFitsOnceFreeArenaChunksGoIsChargedOnTheStr
   auto session = std::make_shared<Session>(Options(64 << 10), pool_, &server_, workers_);
   std::promise<void> filled;
   session->strand().Post([&] {  // 15 chunks of 4 KiB, all free after the reset
-    for (int i = 0; i < 15; ++i) session->arena().Allocate(4096);
+    // Each allocation fills one chunk with its canary (CHECKED builds add kCanaryBytes).
+    for (int i = 0; i < 15; ++i) session->arena().Allocate(4096 - kCanaryBytes);
     session->ResetArena();
     filled.set_value();
   });
   filled.get_future().wait();
+  // The task set the promise before it ended: wait for the strand to be idle, as a request
+  // arriving now would find it (a busy one refuses at once instead).
+  while (session->strand().busy()) std::this_thread::yield();
   ASSERT_EQ(session->budget().used(), 60 << 10);
   const v1::RunRequest run = ParsedConcat(32);
   ASSERT_GT(RequestCharge::MessageBytes(run), 4 << 10);
