@@ -13,6 +13,7 @@
 #include "server/logging.h"
 #include "server/op_catalog.h"
 #include "server/reply_charge.h"
+#include "server/request_charge.h"
 #include "server/request_phases.h"
 #include "server/rpc_error.h"
 #include "server/session_ops.h"
@@ -81,8 +82,9 @@ void OneModelService::Done() {
 }
 
 // gRPC's default reactor has no OnDone: this one tells the drain when the reply has gone,
-// holds the reply's memory charge until then, and holds the call's CancelToken, cancelled when
-// the call is (client, deadline, drain).
+// holds the request's and the reply's memory charges until then (gRPC frees both messages
+// right after OnDone), and holds the call's CancelToken, cancelled when the call is (client,
+// deadline, drain).
 class OneModelService::UnaryReactor final : public Unary {
  public:
   explicit UnaryReactor(OneModelService& service) : service_(service) {
@@ -91,10 +93,13 @@ class OneModelService::UnaryReactor final : public Unary {
   }
   // Keeps `charge` until gRPC is done with the call.
   void Hold(ReplyCharge charge) { charge_ = std::move(charge); }
+  // The request's charge, kept until gRPC is done with the call.
+  RequestCharge& request_charge() { return request_charge_; }
   // The client cancelled or the deadline passed (CheckLive tells which).
   void OnCancel() override { token_.Cancel(static_cast<int>(grpc::StatusCode::CANCELLED)); }
   void OnDone() override {
     charge_ = ReplyCharge();
+    request_charge_ = RequestCharge();
     {
       std::lock_guard guard(service_.calls_mutex_);
       service_.tokens_.erase(&token_);
@@ -108,6 +113,7 @@ class OneModelService::UnaryReactor final : public Unary {
   OneModelService& service_;
   CancelToken token_;
   ReplyCharge charge_;
+  RequestCharge request_charge_;
 };
 
 OneModelService::UnaryReactor* OneModelService::NewUnaryReactor() {
@@ -149,19 +155,18 @@ OneModelService::Unary* OneModelService::Inline(Method method, Context* ctx, Wor
   return reactor;
 }
 
-template <typename Cost, typename Work>
+template <typename Request, typename Cost, typename Work>
 OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
-                                                   const std::string& session_field, Cost cost,
-                                                   Work work) {
+                                                   const Request& request, Cost cost, Work work) {
   UnaryReactor* reactor = NewUnaryReactor();
   Call call{method, ctx};
   std::shared_ptr<Session> session;
-  int64_t queued = 0;  // charged while the request waits; the calls that free memory are not
   try {
     Begin(call);
-    session = SessionOf(call, session_field);
+    session = SessionOf(call, request.session_id());
+    // The calls that free memory are not charged, so a full session can always free some.
     if (method != Method::kReleaseTensors && method != Method::kResetArena) {
-      queued = session->ChargeQueued();
+      reactor->request_charge() = RequestCharge(session, request);
     }
   } catch (...) {
     const grpc::Status status = CurrentExceptionStatus();
@@ -173,11 +178,10 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   // The strand is let go (done) before the reply leaves, so the client's next call finds the
   // session idle.
   auto task = [this, reactor, call = std::move(call), session = std::move(session),
-               work = std::move(work), queued,
+               work = std::move(work),
                received_on = std::this_thread::get_id()](Strand::Done done) mutable {
     call.work_start = std::chrono::steady_clock::now();
     call.ran_inline = std::this_thread::get_id() == received_on;
-    session->budget().Refund(queued);
     const PhaseScope phases(&call.phases);
     grpc::Status status;
     try {
@@ -185,6 +189,7 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
       const ConvCacheScope conv_cache(&session->conv_cache());
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
+      reactor->request_charge().Start();
       if constexpr (std::is_invocable_v<Work&, const std::shared_ptr<Session>&, UnaryReactor&>) {
         work(session, *reactor);
       } else {
@@ -286,7 +291,7 @@ OneModelService::Unary* OneModelService::PutTensor(Context* ctx,
                                                    const v1::PutTensorRequest* request,
                                                    v1::TensorInfo* reply) {
   const auto cost = [=](Session&) { return TensorProtoCost(request->tensor()); };
-  return OnSession(Method::kPutTensor, ctx, request->session_id(), cost, [=](Session& s) {
+  return OnSession(Method::kPutTensor, ctx, *request, cost, [=](Session& s) {
     const Placement placement = PlacementOf(request->placement(), Placement::kPool);
     Tensor value = [&] {
       const PhaseTimer timer(Phase::kDecode);
@@ -300,7 +305,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
                                                    const v1::GetTensorRequest* request,
                                                    onnx::TensorProto* reply) {
   return OnSession(
-      Method::kGetTensor, ctx, request->session_id(),
+      Method::kGetTensor, ctx, *request,
       [=](Session& s) { return HandleCost(s, request->handle()); },
       [=, this](const std::shared_ptr<Session>& s, UnaryReactor& reactor) {
         const Tensor& t = s->handles().Find(request->handle()).tensor;
@@ -330,7 +335,7 @@ OneModelService::Unary* OneModelService::GetTensor(Context* ctx,
 OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
                                                         const v1::DescribeTensorRequest* request,
                                                         v1::TensorInfo* reply) {
-  return OnSession(Method::kDescribeTensor, ctx, request->session_id(), Free, [=](Session& s) {
+  return OnSession(Method::kDescribeTensor, ctx, *request, Free, [=](Session& s) {
     FillTensorInfo(request->handle(), s.handles().Find(request->handle()), reply);
   });
 }
@@ -338,14 +343,14 @@ OneModelService::Unary* OneModelService::DescribeTensor(Context* ctx,
 OneModelService::Unary* OneModelService::ReleaseTensors(Context* ctx,
                                                         const v1::ReleaseTensorsRequest* request,
                                                         v1::ReleaseTensorsReply* reply) {
-  return OnSession(Method::kReleaseTensors, ctx, request->session_id(), Free,
+  return OnSession(Method::kReleaseTensors, ctx, *request, Free,
                    [=](Session& s) { reply->set_released(ReleaseHandles(s, request->handles())); });
 }
 
 OneModelService::Unary* OneModelService::Run(Context* ctx, const v1::RunRequest* request,
                                              v1::RunReply* reply) {
   const auto cost = [=](Session& s) { return RunCost(s, *request); };
-  return OnSession(Method::kRun, ctx, request->session_id(), cost, [=, this](Session& s) {
+  return OnSession(Method::kRun, ctx, *request, cost, [=, this](Session& s) {
     ExecuteRun(s, *request, config_.max_run_operations, *ctx, reply);
   });
 }
@@ -354,14 +359,14 @@ OneModelService::Unary* OneModelService::Backward(Context* ctx, const v1::Backwa
                                                   v1::BackwardReply* reply) {
   // The graph behind the root is not sized here: backward always runs on a worker.
   const auto cost = [](Session&) { return kNotInline; };
-  return OnSession(Method::kBackward, ctx, request->session_id(), cost,
+  return OnSession(Method::kBackward, ctx, *request, cost,
                    [=](Session& s) { ExecuteBackward(s, *request, reply); });
 }
 
 OneModelService::Unary* OneModelService::ResetArena(Context* ctx,
                                                     const v1::ResetArenaRequest* request,
                                                     v1::ResetArenaReply* reply) {
-  return OnSession(Method::kResetArena, ctx, request->session_id(), Free, [=](Session& s) {
+  return OnSession(Method::kResetArena, ctx, *request, Free, [=](Session& s) {
     if (request->keep_bytes() < 0) {
       throw InvalidArgument("keep_bytes must be at least 0 (the arena chunk bytes to keep); got " +
                             std::to_string(request->keep_bytes()));

@@ -142,12 +142,13 @@ class OneModelService final : public v1::OneModel::CallbackService {
 
  private:
   // Runs `work(session)` on the strand of the session the call names, then finishes; a
-  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor. The work runs on the
-  // calling (gRPC) thread when the strand is idle and `cost(session)` (inline_cost.h), asked
-  // on the strand, is at most --inline-max-bytes; otherwise on a worker.
-  template <typename Cost, typename Work>
-  Unary* OnSession(Method method, Context* ctx, const std::string& session_field, Cost cost,
-                   Work work);
+  // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor. The session is the one
+  // `request.session_id()` or the metadata names; `request` is charged to it until gRPC frees
+  // it (RequestCharge). The work runs on the calling (gRPC) thread when the strand is idle and
+  // `cost(session)` (inline_cost.h), asked on the strand, is at most --inline-max-bytes;
+  // otherwise on a worker.
+  template <typename Request, typename Cost, typename Work>
+  Unary* OnSession(Method method, Context* ctx, const Request& request, Cost cost, Work work);
   // A unary call's reactor (service.cc): calls Done() when gRPC is done with the call, and
   // holds the call's CancelToken, cancelled when the call is (client, deadline, drain).
   class UnaryReactor;

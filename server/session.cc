@@ -3,7 +3,6 @@
 #include <exception>
 
 #include "core/common/exceptions.h"
-#include "server/rpc_error.h"
 
 namespace onemodel::server {
 
@@ -49,18 +48,6 @@ int64_t Session::Close() {
   Publish();
   if (overrun) std::rethrow_exception(overrun);
   return ledger_.leaked() - leaked_before;
-}
-
-int64_t Session::ChargeQueued() {
-  if (!strand_.busy()) return 0;
-  try {
-    budget_.ChargeWithoutReclaim(kQueuedRequestBytes);  // the strand may be using the arena
-  } catch (const MemoryLimitException& e) {
-    throw ResourceExhausted("the request would wait behind the session's others, which needs " +
-                            std::to_string(kQueuedRequestBytes) + " B of its memory: " + e.what() +
-                            "; or send fewer requests at a time");
-  }
-  return kQueuedRequestBytes;
 }
 
 void Session::Publish() {

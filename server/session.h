@@ -71,15 +71,6 @@ class Session {
   int64_t Close();
   // True once Close() ran: requests still queued behind the close must fail (any thread).
   bool closed() const { return closed_.load(std::memory_order_acquire); }
-  // What a request posted now to a busy strand holds while it waits: its task's closure, the
-  // two std::functions around it and its queue slot (about 250 B added up from the types'
-  // sizes, rounded up). The request message itself is gRPC's memory.
-  static constexpr int64_t kQueuedRequestBytes = 512;
-  // Charges kQueuedRequestBytes to the budget when the strand is busy (the request will
-  // wait) and returns what it charged (0 or that), for the request to give back with
-  // budget().Refund() when it starts. Throws RpcError (RESOURCE_EXHAUSTED) when the
-  // session's memory is full. Any thread.
-  int64_t ChargeQueued();
   // Counts a finished request, then Publish().
   void FinishRequest() {
     ++requests_;
@@ -94,8 +85,9 @@ class Session {
   bool Expired(Clock::time_point now) const;
   void Touch() { last_used_.store(Clock::now().time_since_epoch().count()); }
   const MemoryBudget& budget() const { return budget_; }
-  // Charged with the session's buffers, arena chunks, handles and backward records. Charge on
-  // the strand only (a refusal first trims the arena); Refund from any thread.
+  // Charged with the session's buffers, arena chunks, handles, backward records and requests
+  // (RequestCharge). Charge on the strand only (a refusal first trims the arena), or
+  // ChargeWithoutReclaim; Refund from any thread.
   MemoryBudget& budget() { return budget_; }
 
  private:

@@ -18,6 +18,7 @@ namespace {
 
 using client::Ints;
 using client::RunBuilder;
+using client::RunInput;
 using client::RunOutput;
 using client::RunResult;
 using client::Session;
@@ -25,7 +26,10 @@ using client::TensorHandle;
 using grpc::StatusCode;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr int kBatch = 1024;
+// Operations per Run: small enough that a Run's own parsed message (about 150 B an operation,
+// charged until gRPC frees it, which may be after the client sends the next Run) stays a small
+// part of the limit beside what the test fills it with.
+constexpr int kBatch = 256;
 // Far more than a 1 MiB session may hold at a few hundred bytes each, far fewer than the
 // default --max-handles of 2^20, so only the memory limit can stop the loop.
 constexpr int kEnough = 8192;
@@ -71,8 +75,9 @@ TEST_F(StructureLimitsTest, HandlesAreChargedToTheSessionMemoryLimit) {
           handles += kBatch;
         }
       },
-      StatusCode::RESOURCE_EXHAUSTED,
-      {"tensor handles need", "session memory limit of 1 MiB", "release tensors"}))
+      // The handles' charge ("256 more tensor handles need ...") or, when the last Run's
+      // message was still charged, the next Run's: both name the limit and what to do.
+      StatusCode::RESOURCE_EXHAUSTED, {"session memory limit of 1 MiB", "release tensors"}))
       << "a 1 MiB session held " << handles << " handles";
   RecordProperty("handles_in_one_mib", std::to_string(handles));
   EXPECT_EQ(session.Stats().session().handles(), handles) << "the refused run made none";
@@ -81,8 +86,12 @@ TEST_F(StructureLimitsTest, HandlesAreChargedToTheSessionMemoryLimit) {
   ASSERT_FALSE(made.empty());
   session.Release(All(made.back()));  // gives the bytes back: room for another batch
   made.back() = Views(session, x);
-  EXPECT_TRUE(FailsWith([&] { Views(session, x); }, StatusCode::RESOURCE_EXHAUSTED,
-                        {"session memory limit of 1 MiB"}));
+  EXPECT_TRUE(FailsWith(
+      [&] {
+        for (int i = 0; i < 4; ++i) made.push_back(Views(session, x));
+      },
+      StatusCode::RESOURCE_EXHAUSTED, {"session memory limit of 1 MiB"}))
+      << "the limit holds again after the released batch was made again";
   session.ResetArena();  // the views were arena handles
   made.clear();
   for (int i = 0; i < 2; ++i) made.push_back(Views(session, x));
@@ -126,14 +135,33 @@ TEST_F(StructureLimitsTest, BackwardRecordsAreChargedToTheSessionMemoryLimit) {
   ExpectUsable(session, x);
 }
 
+TEST_F(StructureLimitsTest, ARunsParsedMessageIsChargedToTheSessionMemoryLimit) {
+  // One Concat of 8192 inline one-element tensors: 112 KiB on the wire, 2.6 MiB once the
+  // server has parsed it, while its values and output take about 1 MiB of a 2 MiB session's
+  // arena. Before, the run was charged only that, and succeeded.
+  Session session =
+      client().CreateSession({.arena_chunk_bytes = 64 << 10, .memory_limit_bytes = 2 * kMiB});
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  RunBuilder run;
+  const std::vector<float> one = {1};
+  const std::vector<RunInput> parts(8192, RunInput(client::TensorData::From<float>(one, {1})));
+  run.Op("Concat", parts, {{"axis", 0}});
+  EXPECT_TRUE(FailsWith([&] { session.Run(run); }, StatusCode::RESOURCE_EXHAUSTED,
+                        {"the RunRequest takes 2.6 MiB", "once parsed",
+                         "session memory limit of 2 MiB", "fewer, larger parts"}));
+  EXPECT_EQ(session.Stats().session().handles(), 1) << "the refused run made none";
+  ExpectUsable(session, x);
+}
+
 TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
-  // 128 KiB: after the long run's own charges (its 256 handles, reserved first, and one 32 KiB
-  // arena chunk that holds all its results, 128 B each with the checked build's canaries, so it
-  // needs no memory once it has started), room for about 70 waiting requests of 512 B. With
+  // 240 KiB: after the long run's own charges (its parsed message, about 100 KiB, its 256
+  // handles, reserved first, and one 32 KiB arena chunk that holds all its results, 128 B each
+  // with the checked build's canaries, so it needs no memory once it has started), room for
+  // about 70 waiting requests of 512 B and their messages' 100-odd B. With
   // smaller chunks a run that got far before its deadline would need a new chunk, and the
   // waiting requests' charges would refuse it.
   Session session =
-      client().CreateSession({.arena_chunk_bytes = 32 << 10, .memory_limit_bytes = 128 << 10});
+      client().CreateSession({.arena_chunk_bytes = 32 << 10, .memory_limit_bytes = 240 << 10});
   const TensorHandle x = session.Put<float>(kValues, {4});
   const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
   // Sums over views of 2^26 elements: seconds of work and no memory. A 3 s deadline ends it
@@ -143,6 +171,9 @@ TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession)
     slow.Op("Sum", {slow.Op("Expand", {one}, {{"shape", Ints{1 << 26}}})});
   v1::RunRequest request = slow.request();
   request.set_session_id(session.id());
+  v1::RunRequest parsed;  // as the server holds it: about 100 KiB
+  ASSERT_TRUE(parsed.ParseFromString(request.SerializeAsString()));
+  ASSERT_LE(parsed.SpaceUsedLong(), 112u << 10);
   std::thread runner([&] {
     grpc::ClientContext context;
     context.AddMetadata("onemodel-session", session.id());
