@@ -1,5 +1,6 @@
 // RequestCharge: the memory a session request holds on the server from the moment the service
-// has it until gRPC frees its message, charged to the session's budget (and through it to the
+// has it until its work is over (the service then frees the parsed message, before the reply
+// leaves: FreeRequest in service.cc), charged to the session's budget (and through it to the
 // server's ceiling). That is its parsed message, whose size is not its wire size: a Run of a
 // million inline one-element tensors is 13 MiB on the wire and about 310 MiB of protobuf
 // objects (MessageBytes), and, while the request waits behind the session's others, its task
@@ -8,7 +9,7 @@
 //
 //   RequestCharge charge(session, *request);  // on arrival; throws RpcError RESOURCE_EXHAUSTED
 //   ... strand task: charge.Start();          // the wait is over; may throw the same
-//   ... the reactor keeps `charge` until gRPC is done with the call (its OnDone)
+//   ... the reactor keeps `charge` until the work is over, then frees the message with it
 #pragma once
 
 #include <google/protobuf/message.h>

@@ -143,8 +143,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
  private:
   // Runs `work(session)` on the strand of the session the call names, then finishes; a
   // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor. The session is the one
-  // `request.session_id()` or the metadata names; `request` is charged to it until gRPC frees
-  // it (RequestCharge). The work runs on the calling (gRPC) thread when the strand is idle and
+  // `request.session_id()` or the metadata names; `request` is charged to it until the work is
+  // over, when its parts are freed (RequestCharge). The work runs on the calling (gRPC) thread when the strand is idle and
   // `cost(session)` (inline_cost.h), asked on the strand, is at most --inline-max-bytes;
   // otherwise on a worker.
   template <typename Request, typename Cost, typename Work>

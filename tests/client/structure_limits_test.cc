@@ -153,6 +153,25 @@ TEST_F(StructureLimitsTest, ARunsParsedMessageIsChargedToTheSessionMemoryLimit) 
   ExpectUsable(session, x);
 }
 
+TEST_F(StructureLimitsTest, ARunsMessageIsRefundedBeforeItsReplyLeaves) {
+  // Runs whose parsed message (one Concat of 2048 inline one-element tensors: about 650 KiB)
+  // takes most of a 1 MiB session, one after another: each fits only if the one before it no
+  // longer holds its charge. Before, the charge lasted until gRPC freed the message after the
+  // reply, sometimes after the next Run had arrived, which was then refused.
+  Session session =
+      client().CreateSession({.arena_chunk_bytes = 64 << 10, .memory_limit_bytes = kMiB});
+  RunBuilder run;
+  const std::vector<float> one = {1};
+  const std::vector<RunInput> parts(2048, RunInput(client::TensorData::From<float>(one, {1})));
+  run.Op("Concat", parts, {{"axis", 0}});
+  run.ResetArena();
+  v1::RunRequest parsed;
+  ASSERT_TRUE(parsed.ParseFromString(run.request().SerializeAsString()));
+  ASSERT_GT(parsed.SpaceUsedLong(), 600u << 10) << "more than half of the session's limit";
+  for (int i = 1; i < 200; ++i) ASSERT_NO_THROW(session.Run(run)) << "run " << i;
+  EXPECT_EQ(session.Get<float>(session.Run(run).back()), std::vector<float>(2048, 1.0f));
+}
+
 TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
   // 240 KiB: after the long run's own charges (its parsed message, about 100 KiB, its 256
   // handles, reserved first, and one 32 KiB arena chunk that holds all its results, 128 B each
