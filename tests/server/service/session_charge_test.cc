@@ -49,16 +49,19 @@ class SessionChargeTest : public ::testing::Test {
     parsed.ParseFromString(built.SerializeAsString());
     return parsed;
   }
-  // Keeps `session`'s strand busy (a task waits) while it lives.
+  // Keeps `session`'s strand busy (a task waits) while it lives. The task holds its own
+  // references to both promises' states: it may still be setting `started` when the constructor
+  // returns, and reach its wait only after the destructor has let it go.
   class BusyStrand {
    public:
     explicit BusyStrand(Session& session) {
-      std::promise<void> started;
-      session.strand().Post([&] {
-        started.set_value();
-        release_.get_future().wait();
+      auto started = std::make_shared<std::promise<void>>();
+      std::future<void> running = started->get_future();
+      session.strand().Post([started, released = release_.get_future().share()] {
+        started->set_value();
+        released.wait();
       });
-      started.get_future().wait();
+      running.wait();
     }
     ~BusyStrand() { release_.set_value(); }
 
