@@ -32,6 +32,17 @@ void RunUnitsChecked(PoolUnitsFn fn, const PoolPlan& plan, int64_t begin, int64_
   }
 }
 
+// Whether MaxPoolSimd::planes takes the call: contiguous NCHW input, output and indices,
+// every window inside the input without padding, output rows at most half a vector wide (so
+// a vector covers two rows or more) and gather offsets within int32.
+bool PlanesApply(const PoolPlan& p, int64_t lanes, const Tensor& x, const Tensor& out,
+                 const Tensor* indices) {
+  return x.IsContiguous() && out.IsContiguous() && (!indices || indices->IsContiguous()) &&
+         p.ph == 0 && p.pw == 0 && (p.oh - 1) * p.sh + (p.kh - 1) * p.dh < p.h &&
+         (p.ow - 1) * p.sw + (p.kw - 1) * p.dw < p.w && p.ow * 2 <= lanes &&
+         lanes * p.h * p.w <= INT32_MAX;
+}
+
 }  // namespace
 
 void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const MaxPool2dParams& p,
@@ -66,7 +77,10 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
   const MaxPoolSimd& simd = MaxPoolSimdFor(target);
   PoolUnitsFn fn = simd.strided;
   int64_t units = plan.n * plan.c * plan.oh;
-  if (plan.in_stride[3] == 1) {
+  if (PlanesApply(plan, simd.lanes, x, out, indices)) {
+    fn = simd.planes;
+    units = plan.n * plan.c;
+  } else if (plan.in_stride[3] == 1) {
     fn = simd.rows;
   } else if (plan.in_stride[1] == 1) {
     fn = simd.pixels;
