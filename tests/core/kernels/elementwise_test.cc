@@ -42,7 +42,7 @@ bool SameResult(BinaryOp op, float a, float b, float fast, float ref) {
 // The last one is above the 2-thread grain, so two pieces stream and fence.
 std::vector<Placed> MisalignedOutputs(BufferPool& pool) {
   std::vector<Placed> out;
-  const std::vector<int64_t> shapes[] = {{1},   {5},    {15},    {16},   {17},     {63},   {65},
+  const std::vector<int64_t> shapes[] = {{1},   {5},    {15},    {16},   {17},     {63},    {65},
                                          {257}, {1001}, {3, 37}, {2, 1}, {4, 129}, {270001}};
   for (const std::vector<int64_t>& shape : shapes) {
     const int64_t count = Shape(std::span<const int64_t>(shape)).ElementCount();
