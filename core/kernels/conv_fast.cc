@@ -1,6 +1,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 
 #include "core/common/cancellation.h"
 #include "core/kernels/internal/conv.h"
@@ -43,9 +45,15 @@ const float* GatherImages(const Tensor& t, int64_t n0, int64_t m, int64_t ld, fl
   const Shape& e = t.shape();
   const int64_t cols = e[2] * e[3];
   if (m == 1 && ld == cols && t.IsContiguous()) return v.base + n0 * v.s[0];
+  const bool planes = v.s[3] == 1 && v.s[2] == e[3];  // each plane one run of cols floats
   for (int64_t k = 0; k < e[1]; ++k) {
     float* o = dense + k * ld;
     for (int64_t n = n0; n < n0 + m; ++n) {
+      if (planes) {
+        const float* plane = v.base + n * v.s[0] + k * v.s[1];
+        o = std::copy(plane, plane + cols, o);
+        continue;
+      }
       for (int64_t y = 0; y < e[2]; ++y) {
         const float* row = v.base + n * v.s[0] + k * v.s[1] + y * v.s[2];
         if (v.s[3] == 1) {
@@ -184,6 +192,121 @@ void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int
   }
 }
 
+// Unfolded rows of at most this many columns (output positions per image) take the shifted
+// path (ShiftedTap) when the convolution allows it.
+constexpr int64_t kShiftedCols = 256;
+
+// Whether consecutive output rows read input rows one output row apart (unit steps along x and
+// a row stride of OW per output row, as 3x3 pad 1 stride 1 on dense rows): output position e =
+// oy * OW + ox of each tap then reads the input at e + shift. sy, sx: the input's row and
+// column strides.
+bool OneRun(int64_t sy, int64_t sx, const ConvDims& d, const Conv2dParams& p) {
+  return p.stride_w * sx == 1 && sy * p.stride_h == d.ow;
+}
+
+// One tap (i, j) of a convolution whose images are small (Cols <= kShiftedCols) and OneRun:
+// the output positions [lo, hi) are the ones between the tap's first and last in-bounds
+// positions, position e reading input element e + shift when keep[e] is all ones and +0 (a
+// padding column) when it is 0; the positions outside [lo, hi) read padding. Built once per
+// batch, then applied to every image and channel of it: no per-row copies or range
+// arithmetic for each image.
+class ShiftedTap {
+ public:
+  ShiftedTap(const ConvDims& d, const Conv2dParams& p, int64_t sy, int64_t i, int64_t j) {
+    const int64_t dy = i * p.dilation_h - p.pad_top, dx = j * p.dilation_w - p.pad_left;
+    const TapRange ry(d.oh, d.h, p.stride_h, dy), rx(d.ow, d.w, p.stride_w, dx);
+    if (ry.lo == ry.hi || rx.lo == rx.hi) return;  // every position reads padding
+    lo_ = ry.lo * d.ow + rx.lo;
+    hi_ = (ry.hi - 1) * d.ow + rx.hi;
+    from_ = (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;  // the input element position lo reads
+    for (int64_t e = lo_, ox = rx.lo; e < hi_; ++e) {
+      keep_[e] = ox >= rx.lo && ox < rx.hi ? ~0u : 0u;
+      ox = ox + 1 == d.ow ? 0 : ox + 1;
+    }
+  }
+  // row[e] = the input element of position e of the tap over `plane` (a channel of an image),
+  // for e in [lo, hi); the rest of row is left alone (the caller zeroed it).
+  void Unfold(const float* plane, float* row) const {
+    const float* in = plane + from_;
+    const uint32_t* keep = keep_ + lo_;
+    float* out = row + lo_;
+    for (int64_t e = 0; e < hi_ - lo_; ++e) {
+      out[e] = std::bit_cast<float>(std::bit_cast<uint32_t>(in[e]) & keep[e]);
+    }
+  }
+  // Adds row[e] to the input element position e reads, for e in [lo, hi); the positions in
+  // padding columns between two rows add +0 (as Col2Im's one-run path).
+  void Fold(const float* row, float* plane) const {
+    const float* in = row + lo_;
+    const uint32_t* keep = keep_ + lo_;
+    float* out = plane + from_;
+    for (int64_t e = 0; e < hi_ - lo_; ++e) {
+      out[e] += std::bit_cast<float>(std::bit_cast<uint32_t>(in[e]) & keep[e]);
+    }
+  }
+
+ private:
+  int64_t lo_ = 0, hi_ = 0, from_ = 0;
+  uint32_t keep_[kShiftedCols];
+};
+
+// Im2Col of images [n0, n0 + m), side by side: image i's columns start at col + i * Cols. Small
+// OneRun images unfold tap by tap (ShiftedTap), the others image by image.
+void Im2ColImages(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t n0,
+                  int64_t m, int64_t c0, float* col, int64_t ld) {
+  if (d.Cols() > kShiftedCols || !OneRun(x.s[2], x.s[3], d, p)) {
+    for (int64_t i = 0; i < m; ++i) Im2Col(x, d, p, n0 + i, c0, col + i * d.Cols(), ld);
+    return;
+  }
+  for (int64_t i = 0; i < d.kh; ++i) {
+    for (int64_t j = 0; j < d.kw; ++j) {
+      const ShiftedTap tap(d, p, x.s[2], i, j);
+      for (int64_t c = 0; c < d.cg; ++c) {
+        float* row = col + ((c * d.kh + i) * d.kw + j) * ld;
+        std::fill(row, row + m * d.Cols(), 0.0f);
+        for (int64_t n = 0; n < m; ++n) {
+          tap.Unfold(x.base + (n0 + n) * x.s[0] + (c0 + c) * x.s[1], row + n * d.Cols());
+        }
+      }
+    }
+  }
+}
+
+// Col2Im of images [n0, n0 + m) from col as Im2ColImages lays them out. Small OneRun images
+// with dense rows (grad_x's row stride W: the +0 of padding columns lands inside grad_x) fold
+// tap by tap; each element's additions keep Col2Im's order (channel, then tap), so the sums
+// are the same bits either way.
+void Col2ImImages(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n0, int64_t m,
+                  int64_t c0, const Strided4& grad_x, int64_t ld) {
+  const int64_t* s = grad_x.s;
+  if (d.Cols() > kShiftedCols || s[2] != d.w || !OneRun(s[2], s[3], d, p)) {
+    for (int64_t i = 0; i < m; ++i) Col2Im(col + i * d.Cols(), d, p, n0 + i, c0, grad_x, ld);
+    return;
+  }
+  float* image = const_cast<float*>(grad_x.base);
+  const int64_t plane = d.h * d.w;
+  for (int64_t n = n0; n < n0 + m; ++n) {  // channels [c0, c0 + cg) zeroed, one run when dense
+    if (s[1] == plane) {
+      std::fill(image + n * s[0] + c0 * s[1], image + n * s[0] + (c0 + d.cg) * s[1], 0.0f);
+      continue;
+    }
+    for (int64_t c = c0; c < c0 + d.cg; ++c) {
+      std::fill(image + n * s[0] + c * s[1], image + n * s[0] + c * s[1] + plane, 0.0f);
+    }
+  }
+  for (int64_t i = 0; i < d.kh; ++i) {
+    for (int64_t j = 0; j < d.kw; ++j) {
+      const ShiftedTap tap(d, p, s[2], i, j);
+      for (int64_t c = 0; c < d.cg; ++c) {
+        const float* row = col + ((c * d.kh + i) * d.kw + j) * ld;
+        for (int64_t n = 0; n < m; ++n) {
+          tap.Fold(row + n * d.Cols(), image + (n0 + n) * s[0] + (c0 + c) * s[1]);
+        }
+      }
+    }
+  }
+}
+
 blasint B(int64_t v) { return static_cast<blasint>(v); }
 
 // Small images are unfolded side by side so that one sgemm does up to this many multiply-adds:
@@ -282,8 +405,7 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
     const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
     for (int64_t n = n0; n < n0 + m; ++n) FillBias(bias, d, nhwc, n, po);
     for (int64_t g = 0; g < d.groups; ++g) {
-      for (int64_t i = 0; i < m; ++i)
-        Im2Col(vx, d, p, n0 + i, g * d.cg, s.col + i * d.Cols(), batch.ld);
+      Im2ColImages(vx, d, p, n0, m, g * d.cg, s.col, batch.ld);
       const float* wg = pw + g * d.kg * d.Rows();
       if (nhwc) {  // out_g^T (cols x kg) += col^T (cols x Rows) x w_g^T (Rows x kg)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(cols), B(d.kg), B(d.Rows()), 1.0f,
@@ -329,9 +451,7 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
                     pw + g * d.kg * d.Rows(), B(d.Rows()), pg + g * d.kg * batch.ld, B(batch.ld),
                     0.0f, s.col, B(batch.ld));
       }
-      for (int64_t i = 0; i < m; ++i) {
-        Col2Im(s.col + i * d.Cols(), d, p, n0 + i, g * d.cg, vx, batch.ld);
-      }
+      Col2ImImages(s.col, d, p, n0, m, g * d.cg, vx, batch.ld);
     }
   }
 }
@@ -355,8 +475,7 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
     const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
     const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.out);
     for (int64_t g = 0; g < d.groups; ++g) {
-      for (int64_t i = 0; i < m; ++i)
-        Im2Col(vx, d, p, n0 + i, g * d.cg, s.col + i * d.Cols(), batch.ld);
+      Im2ColImages(vx, d, p, n0, m, g * d.cg, s.col, batch.ld);
       // grad_w_g (kg x Rows) += grad_out_g (kg x cols) x col^T (cols x Rows)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(cols), 1.0f,
                   pg + g * d.kg * batch.ld, B(batch.ld), s.col, B(batch.ld), 1.0f,

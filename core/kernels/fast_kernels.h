@@ -18,8 +18,10 @@ namespace onemodel {
 
 class FastKernels final : public TensorKernels {
  public:
-  // Elementwise work below this many elements per task stays on the calling thread.
-  static constexpr int64_t kElementwiseGrain = 1 << 15;
+  // Elementwise work below this many elements per task stays on the calling thread. Waking a
+  // pool thread costs more than it saves below it: Relu of 2^17 floats took 9 µs on one thread
+  // and 17 µs split in two, of 2^18 26 µs against 36 µs (2^15 before; docs/kernels.md).
+  static constexpr int64_t kElementwiseGrain = 1 << 17;
 
   // Kernels for `target` (must be compiled in; the CPU must support it to call them).
   // Elementwise and AvgPool2d outputs of at least `streaming_min_bytes` are written with

@@ -14,6 +14,10 @@
 // last vector overlaps the one before it instead of running a tail. Up to four vectors are
 // in flight at once to hide the latency of each window's chain of selects. A row narrower
 // than a vector takes vectors of half the lanes, or a quarter, down to 2 (RowsFitting).
+// planes (contiguous NCHW input, output and indices, no padding, output rows at most half a
+// vector wide: the digits CNN's 4- and 2-wide rows): each vector covers several output rows
+// of a plane, or several whole planes, its lanes' window elements gathered (GatherIndex), the
+// full rule at every step (no NaN scan).
 // pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
 // channel tail uses a masked load. strided: the scalar loop for everything else. Dilation
 // steps window rows and columns; relu (ReluMaxPool2d) starts every window from +0 at index -1.
@@ -372,6 +376,65 @@ void RowsT(const PoolPlan& p, int64_t begin, int64_t end) {
   }
 }
 
+// ---- planes: contiguous NCHW, output rows narrower than half a vector ----
+
+// Lane l of a vector reads, at window position (0, 0), the input element off[l] from the
+// vector's first element and is output position pos[l] of its plane; the vector covers `rows`
+// output rows of one plane, or `planes` whole planes when a plane's output fits (rows = OH).
+// Lanes past the covered outputs read element 0 and are never stored.
+struct PlaneLanes {
+  int64_t rows, planes, used;  // used: lanes covered when every row and plane is there
+  HWY_ALIGN int32_t off[hn::MaxLanes(DI())];
+  HWY_ALIGN int32_t pos[hn::MaxLanes(DI())];
+  explicit PlaneLanes(const PoolPlan& p) {
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(D()));
+    rows = std::min(lanes / p.ow, p.oh);
+    planes = std::max<int64_t>(1, lanes / (p.ow * p.oh));
+    used = planes * rows * p.ow;
+    for (int64_t l = 0; l < lanes; ++l) {
+      const int64_t q = l / (rows * p.ow), r = l % (rows * p.ow);
+      const int64_t at = (r / p.ow) * p.sh * p.w + (r % p.ow) * p.sw;
+      pos[l] = static_cast<int32_t>(l < used ? at : 0);
+      off[l] = static_cast<int32_t>(l < used ? q * p.h * p.w + at : 0);
+    }
+  }
+};
+
+// Planes [begin, end) of a contiguous NCHW input into contiguous outputs and indices, every
+// window inside its plane (no padding), OW <= lanes / 2: each vector gathers its windows'
+// elements for several output rows (or planes) at once instead of one short row at a time.
+// The full rule (Wins) at every step, so no NaN scan is needed.
+template <bool kIdx>
+void PlanesT(const PoolPlan& p, int64_t begin, int64_t end) {
+  const D d;
+  const DI di;
+  const PlaneLanes lanes(p);
+  const VI off = hn::Load(di, lanes.off), pos = hn::Load(di, lanes.pos);
+  const int64_t plane = p.h * p.w, per_plane = p.oh * p.ow;
+  for (int64_t q = begin; q < end; q += lanes.planes) {
+    const int64_t planes = std::min(lanes.planes, end - q);
+    for (int64_t r = 0; r < p.oh; r += lanes.rows) {
+      // Output rows [r, r + rows) of plane q, or planes [q, q + planes) whole.
+      const int64_t n = (planes - 1) * per_plane + std::min(lanes.rows, p.oh - r) * p.ow;
+      const int64_t first = r * p.sh * p.w;  // the window start of output row r in its plane
+      const float* base = p.in + q * plane + first;
+      const VI offs = hn::IfThenElseZero(hn::FirstN(di, static_cast<size_t>(n)), off);
+      const VI at0 = hn::Add(pos, hn::Set(di, static_cast<int32_t>(first)));
+      V best = p.relu ? hn::Zero(d) : hn::GatherIndex(d, base, offs);
+      VI at = p.relu ? hn::Set(di, -1) : at0;
+      for (int64_t ky = 0; ky < p.kh; ++ky) {
+        for (int64_t kx = ky == 0 && !p.relu ? 1 : 0; kx < p.kw; ++kx) {
+          const VI k = hn::Set(di, static_cast<int32_t>(ky * p.dh * p.w + kx * p.dw));
+          Step<true, kIdx>(hn::GatherIndex(d, base, hn::Add(offs, k)), hn::Add(at0, k), best, at);
+        }
+      }
+      const int64_t o = q * per_plane + r * p.ow;
+      StoreLanes(d, best, p.out + o, 1, n);
+      if constexpr (kIdx) StoreLanes(di, at, p.idx + o, 1, n);
+    }
+  }
+}
+
 // ---- strided: anything else ----
 
 template <bool kIdx>
@@ -541,6 +604,10 @@ void Pixels(const PoolPlan& p, int64_t begin, int64_t end) {
   return p.idx ? PixelsT<true>(p, begin, end) : PixelsT<false>(p, begin, end);
 }
 
+void Planes(const PoolPlan& p, int64_t begin, int64_t end) {
+  return p.idx ? PlanesT<true>(p, begin, end) : PlanesT<false>(p, begin, end);
+}
+
 void Strided(const PoolPlan& p, int64_t begin, int64_t end) {
   return p.idx ? StridedT<true>(p, begin, end) : StridedT<false>(p, begin, end);
 }
@@ -548,7 +615,9 @@ void Strided(const PoolPlan& p, int64_t begin, int64_t end) {
 }  // namespace maxpool
 
 const internal::MaxPoolSimd* GetMaxPoolSimd() {
-  static const internal::MaxPoolSimd table = {&maxpool::Rows, &maxpool::Pixels, &maxpool::Strided};
+  static const internal::MaxPoolSimd table = {&maxpool::Rows, &maxpool::Pixels, &maxpool::Planes,
+                                              &maxpool::Strided,
+                                              static_cast<int64_t>(hn::Lanes(maxpool::D()))};
   return &table;
 }
 

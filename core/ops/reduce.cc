@@ -23,9 +23,23 @@ using internal::DropAxes;
 using internal::NewFloat;
 using Walk = onemodel::internal::StridedWalk<1>;
 
-// Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`. Stops
-// early (the sums incomplete) once the thread's CancelToken is cancelled: it looks before each
-// output element and every 2^20 elements summed.
+// Output elements summed side by side: their double sums are independent chains, so the
+// additions of one overlap the latency of the others' (a chain alone waits for each addition).
+constexpr int64_t kChains = 8;
+
+// acc[u] += p[u * chain_step + q * step] for q = 0, 1, ..., m - 1 in that order, u < kCount.
+template <int64_t kCount>
+void AddRuns(const float* p, int64_t m, int64_t step, int64_t chain_step, double* acc) {
+  for (int64_t q = 0; q < m; ++q) {
+    for (int64_t u = 0; u < kCount; ++u) acc[u] += p[u * chain_step + q * step];
+  }
+}
+
+// Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`: each
+// output element's sum in double, over the reduced elements in row-major order (up to kChains
+// of them at once, each in that order). Stops early (the sums incomplete) once the thread's
+// CancelToken is cancelled: it looks before each group of output elements and every 2^20
+// elements each sums.
 Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const OpContext& ctx) {
   int kept = 0;
   for (int d = 0; d < x.rank(); ++d) kept += reduced[static_cast<size_t>(d)] ? 0 : 1;
@@ -47,9 +61,10 @@ Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const
   bool stopped = false;
   float* next = o;  // the output element being summed
   outer.ForEachRow(0, out.ElementCount(), [&](int64_t n, const Walk::Offsets& at) {
-    for (int64_t j = 0; j < n && !stopped; ++j) {
+    for (int64_t j = 0; j < n && !stopped; j += kChains) {
+      const int64_t chains = std::min(kChains, n - j);
       const float* first = in + at[0] + j * outer_step;
-      double acc = 0;
+      std::array<double, kChains> acc{};
       for (int64_t k0 = 0; k0 == 0 || k0 < inner_count; k0 += kCheckEvery) {
         if (Cancelled(cancel)) {
           stopped = true;
@@ -58,10 +73,15 @@ Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const
         inner.ForEachRow(k0, std::min(inner_count, k0 + kCheckEvery),
                          [&](int64_t m, const Walk::Offsets& from) {
                            const float* p = first + from[0];
-                           for (int64_t q = 0; q < m; ++q) acc += p[q * inner_step];
+                           if (chains == kChains) {
+                             return AddRuns<kChains>(p, m, inner_step, outer_step, acc.data());
+                           }
+                           for (int64_t u = 0; u < chains; ++u) {
+                             AddRuns<1>(p + u * outer_step, m, inner_step, 0, &acc[u]);
+                           }
                          });
       }
-      *next++ = static_cast<float>(acc * scale);
+      for (int64_t u = 0; u < chains; ++u) *next++ = static_cast<float>(acc[u] * scale);
     }
   });
   return out;

@@ -1,5 +1,5 @@
 // The per-target MaxPool2d loops (maxpool_simd.cc, compiled once per SIMD target) and the
-// plan they run on. MaxPool2dFast (maxpool_fast.cc) fills a PoolPlan, picks one of the three
+// plan they run on. MaxPool2dFast (maxpool_fast.cc) fills a PoolPlan, picks one of the four
 // loops by the input's strides and splits its units over the thread pool.
 //
 //   const MaxPoolSimd& simd = MaxPoolSimdFor(SimdTarget::kAvx2);
@@ -34,8 +34,12 @@ struct MaxPoolSimd {
   PoolUnitsFn rows;
   // Unit: output row (n, oy) of every channel, vectorized over c. Needs in_stride[1] == 1.
   PoolUnitsFn pixels;
+  // Unit: one plane (n, c), several planes or output rows per vector. Needs contiguous input,
+  // output and indices (NCHW), pads 0 with every window inside the input, and ow * 2 <= lanes.
+  PoolUnitsFn planes;
   // Unit: one output row (n, c, oy), scalar; any strides.
   PoolUnitsFn strided;
+  int64_t lanes;  // floats per vector of the target
 };
 
 // The pooling loops compiled for `target` (which must be compiled in).

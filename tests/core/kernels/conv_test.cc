@@ -357,6 +357,68 @@ TEST_P(Conv2dFastTest, SameSizeOutputsWithinTheBoundOfTheReference) {
   ExpectFastWithinTheBound(kernels(), pool_, 14, 60, SameSizeProblem);
 }
 
+// x, the output gradient and grad_x of a problem as contiguous NCHW (gap 0) or with `gap`
+// unused floats after every row (row stride W + gap), inside sentinel memory.
+Placed Rows(const Shape& shape, int64_t gap, Allocator& pool) {
+  const Shape wide{shape[0], shape[1], shape[2], shape[3] + gap};
+  Placed t = Output(wide, pool);
+  t.view = t.view.Slice(3, 0, shape[3]);
+  return t;
+}
+
+// Small dense images (at most 256 output positions each) of stride 1 and a same-size output
+// unfold and fold tap by tap over a whole batch (conv_fast.cc's ShiftedTap); rows with a gap
+// after them take the image-by-image im2col and col2im instead. Both give the same bits for
+// the output and both gradients: the same products in the same order. Many images, so the
+// batches hold several (the digits CNN's 1 -> 8 and 8 -> 16 channels on 8x8 and 4x4 images).
+TEST_P(Conv2dFastTest, SmallDenseImagesGiveTheBitsOfImageByImageUnfolding) {
+  std::mt19937 rng(15);
+  for (int t = 0; t < 40; ++t) {
+    Problem q = SameSizeProblem(rng);
+    q.n = 1 + static_cast<int64_t>(rng() % 40);
+    q.h = 1 + static_cast<int64_t>(rng() % 16);
+    q.w = 1 + static_cast<int64_t>(rng() % 16);
+    q.oh = q.h;
+    q.ow = q.w;
+    const Shape xs{q.n, q.c, q.h, q.w}, ws{q.k, q.c / q.p.groups, q.kh, q.kw},
+        ys{q.n, q.k, q.oh, q.ow};
+    const Placed w = Random(ws, rng, pool_), b = Random(Shape{q.k}, rng, pool_);
+    std::vector<float> x(static_cast<size_t>(xs.ElementCount())), g(ys.ElementCount());
+    std::uniform_real_distribution<float> value(-1, 1);
+    for (float& v : x) v = value(rng);
+    for (float& v : g) v = value(rng);
+    std::vector<float> got[2][3];  // [gap 0 / 1][y, grad_x, grad_w]
+    for (int64_t gap : {0, 1}) {
+      Placed px = Rows(xs, gap, pool_), pg = Rows(ys, gap, pool_);
+      kernel_test::ForEachIndex(xs, [&](std::span<const int64_t> i) {
+        px.view.Set(i, x[static_cast<size_t>(((i[0] * q.c + i[1]) * q.h + i[2]) * q.w + i[3])]);
+      });
+      kernel_test::ForEachIndex(ys, [&](std::span<const int64_t> i) {
+        pg.view.Set(i, g[static_cast<size_t>(((i[0] * q.k + i[1]) * q.oh + i[2]) * q.ow + i[3])]);
+      });
+      Placed scratch = Output(Shape{kernels().Conv2dScratchFloats(xs, ws, q.p)}, pool_);
+      const std::span<float> floats = scratch.view.MutableData<float>();
+      Placed y = Output(ys, pool_), gx = Rows(xs, gap, pool_), gw = Output(ws, pool_);
+      kernels().Conv2d(px.view, w.view, q.bias ? &b.view : nullptr, q.p, y.view, floats);
+      kernels().Conv2dBackwardInput(pg.view, w.view, q.p, gx.view, floats);
+      kernels().Conv2dBackwardWeight(pg.view, px.view, q.p, gw.view, floats);
+      for (const Placed* out : {&scratch, &y, &gx, &gw}) {
+        EXPECT_EQ(kernel_test::SentinelDamage(*out), 0) << "case " << t;
+      }
+      got[gap][0] = Values(y);
+      got[gap][1] = Values(gx);
+      got[gap][2] = Values(gw);
+    }
+    for (int r = 0; r < 3; ++r) {
+      ASSERT_EQ(got[0][r].size(), got[1][r].size());
+      for (size_t e = 0; e < got[0][r].size(); ++e) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[0][r][e]), std::bit_cast<uint32_t>(got[1][r][e]))
+            << "result " << r << " element " << e << " case " << t;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fast, Conv2dFastTest, ::testing::ValuesIn(kernel_test::FastVariants()),
                          kernel_test::ParamName);
 

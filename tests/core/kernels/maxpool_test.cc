@@ -621,6 +621,61 @@ TEST_P(MaxPool2dFastTest, LargeInputsSplitOverThreadsGiveTheReferenceResults) {
   }
 }
 
+// Contiguous NCHW inputs, outputs and indices without padding whose output rows are at most
+// half a vector wide take the planes loop (several output rows or whole planes per vector,
+// windows gathered; maxpool_simd.cc); up to 72 planes leave partial last vectors. Bit for bit
+// the reference, indices too, with every value flavour (NaN first or later, ties, signed
+// zeros, infinities), relu, dilation, strides other than the kernel and ceil_mode (whose
+// windows past the input keep the call on the other loops). The same values through a view
+// reversed along H and one with a gap after every row (the rows loop) give the same results.
+TEST_P(MaxPool2dFastTest, NarrowOutputRowsOfContiguousPlanesGiveTheReferenceResults) {
+  std::mt19937 rng(19);
+  for (const Run& run : Runs()) {
+    for (int i = 0; i < 250; ++i) {
+      MaxPool2dParams p;
+      p.kernel_h = static_cast<int32_t>(1 + rng() % 3);
+      p.kernel_w = static_cast<int32_t>(1 + rng() % 3);
+      p.stride_h = rng() % 2 ? p.kernel_h : static_cast<int32_t>(1 + rng() % 3);
+      p.stride_w = rng() % 2 ? p.kernel_w : static_cast<int32_t>(1 + rng() % 3);
+      p.dilation_h = rng() % 4 == 0 ? 2 : 1;
+      p.dilation_w = rng() % 4 == 0 ? 2 : 1;
+      p.ceil_mode = rng() % 6 == 0;
+      p.relu = rng() % 3 == 0;
+      const auto n = static_cast<int64_t>(1 + rng() % 3), c = static_cast<int64_t>(1 + rng() % 24);
+      const auto h = static_cast<int64_t>(1 + rng() % 12), w = static_cast<int64_t>(1 + rng() % 18);
+      const Shape shape{n, c, h, w}, out_shape = OutputShape(shape, p);
+      if (out_shape.IsEmpty()) continue;
+      Tensor x = Tensor::Empty(shape, DType::kFloat, pool_);
+      const int flavour = static_cast<int>(rng() % kFlavours);
+      FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, flavour); });
+      Tensor reversed = Tensor::Empty(shape, DType::kFloat, pool_).Slice(2, h - 1, -h - 1, -1);
+      reversed.CopyFrom(x);
+      Tensor gapped = Tensor::Empty(Shape{n, c, h, w + 1}, DType::kFloat, pool_).Slice(3, 0, w);
+      gapped.CopyFrom(x);
+      Tensor ref_out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+      Tensor ref_idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+      reference_.MaxPool2d(x, p, ref_out, &ref_idx);
+      const auto ro = ref_out.Data<float>();
+      const auto ri = ref_idx.Data<int32_t>();
+      for (const Tensor* in :
+           {&std::as_const(x), &std::as_const(reversed), &std::as_const(gapped)}) {
+        for (bool with_indices : {false, true}) {
+          Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+          Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+          run.kernels->MaxPool2d(*in, p, out, with_indices ? &idx : nullptr);
+          const auto o = out.Data<float>();
+          const auto ix = idx.Data<int32_t>();
+          const std::string what = run.label + " " + Describe(p) + " input " + in->Describe();
+          for (size_t e = 0; e < ro.size(); ++e) {
+            ASSERT_EQ(Bits(o[e]), Bits(ro[e])) << what << " output #" << e;
+            if (with_indices) ASSERT_EQ(ix[e], ri[e]) << what << " index #" << e;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(MaxPool2dTest, EachCallBumpsOutputAndIndexVersionsOnce) {
   Tensor x = Tensor::Empty(Shape{1, 3, 9, 40}, DType::kFloat, pool_, /*zero=*/true);
   const MaxPool2dParams p{3, 3, 2, 2, 1, 1};

@@ -3,6 +3,7 @@
 // empty tensors and empty reductions.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "core/common/exceptions.h"
 #include "core/ops/cumsum.h"
 #include "core/ops/pad_tile.h"
+#include "core/ops/reduce.h"
 #include "core/ops/reduce_extrema.h"
 #include "tests/core/ops/exact_op_test.h"
 #include "tests/core/ops/expect_error.h"
@@ -54,6 +56,37 @@ class ReduceShapeOpsTest : public ExactOpTest {
 
 using F = std::vector<float>;
 using I = std::vector<int64_t>;
+
+// ---- Sum ----
+
+// Each output's elements are added in row-major order in double, whichever group of output
+// elements is summed side by side (8 at a time, then the rest): 2^60, 1, -2^60, v gives v in
+// that order (2^60 + 1 rounds to 2^60), 0 pairwise or reversed, and another output's v when
+// sums are mixed up.
+TEST_F(ReduceShapeOpsTest, SumAddsEachOutputsElementsInOrder) {
+  const float big = 0x1p60f;
+  F rows(4 * 11), want(11);
+  for (size_t u = 0; u < 11; ++u) {
+    want[u] = static_cast<float>(u + 1);
+    for (size_t q = 0; q < 4; ++q) rows[q * 11 + u] = F{big, 1, -big, want[u]}[q];
+  }
+  const std::array<int, 1> axis0{0};
+  EXPECT_EQ(Values(ops::Sum(Vec(rows, Shape{4, 11}), axis0, false, ctx_)), want);
+  F columns(11 * 4);  // the same as an (11, 4) tensor, read through its transpose
+  for (size_t q = 0; q < 4; ++q) {
+    for (size_t u = 0; u < 11; ++u) columns[u * 4 + q] = rows[q * 11 + u];
+  }
+  const Tensor t = Vec(columns, Shape{11, 4}).Permute({1, 0});
+  EXPECT_EQ(Values(ops::Sum(t, axis0, false, ctx_)), want);
+  // A convolution's bias gradient: (N, C, H, W) = (3, 10, 2, 2) summed over N, H and W.
+  F nchw(3 * 10 * 4, 0.0f);
+  for (size_t c = 0; c < 10; ++c) {
+    for (size_t q = 0; q < 4; ++q) nchw[c * 4 + q] = F{big, 1, -big, static_cast<float>(c + 1)}[q];
+  }
+  const std::array<int, 3> bias_axes{0, 2, 3};
+  EXPECT_EQ(Values(ops::Sum(Vec(nchw, Shape{3, 10, 2, 2}), bias_axes, false, ctx_)),
+            (F{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
 
 // ---- ReduceMax / ReduceMin ----
 
