@@ -26,8 +26,7 @@ struct ConvPrimitiveCacheStats {
 class ConvPrimitiveCache {
  public:
   // One layer shape takes up to four entries (forward with and without bias, input gradient,
-  // weight gradient; sizing the scratch looks up all four; eight when its batch is cut into
-  // slices of two sizes, conv_dnnl.cc), so 64 hold 16 layer shapes.
+  // weight gradient; sizing the scratch looks up all four), so 64 hold 16 layer shapes.
   static constexpr int kDefaultCapacity = 64;
 
   explicit ConvPrimitiveCache(int capacity = kDefaultCapacity);

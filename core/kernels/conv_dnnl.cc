@@ -14,7 +14,6 @@
 
 #include "core/common/cancellation.h"
 #include "core/kernels/conv_cache.h"
-#include "core/kernels/thread_pool.h"
 #include "dnnl.hpp"
 
 // libdnnl (Debian's) runs on OpenMP (libgomp); omp.h is GCC's and not on clang's path.
@@ -231,74 +230,15 @@ Entry Cached(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int
 // Bytes rounded up to whole 64-byte lines.
 size_t Lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// How one pass runs over a batch of n images on `threads` threads (docs/kernels.md, measured):
-// a batch of fewer images than threads is one primitive on `threads` OpenMP threads; a larger
-// one is cut into `threads` contiguous slices of n / threads or n / threads + 1 images, each
-// a single-thread primitive run by one task of the kernels' pool. The slices share one
-// weights format (oneDNN's choice does not depend on the batch; a plan whose slices would
-// disagree runs one primitive instead).
-struct Plan {
-  int64_t n = 0;
-  int slices = 1;
-  int omp_threads = 1;          // each primitive's
-  Entry small, large;           // primitives for slices of n / slices and n / slices + 1 images
-  int64_t weights_buffers = 1;  // blocked weights (the weight gradient: one partial per slice)
-
-  // Slice t is images [Begin(t), Begin(t + 1)).
-  int64_t Begin(int64_t t) const { return n * t / slices; }
-  const Entry& For(int64_t images) const { return images == n / slices ? small : large; }
-  size_t WeightsBytes() const { return Lines(small.weights.get_size()); }
-  size_t ScratchpadBytes() const {
-    return std::max(Lines(small.scratchpad.get_size()), Lines(large.scratchpad.get_size()));
+// The caller's scratch cut into the scratchpad and the blocked weights, 64-byte aligned.
+struct Split {
+  void* scratchpad;
+  void* weights;
+  Split(const Entry& e, std::span<float> scratch) {
+    const auto at = reinterpret_cast<uintptr_t>(scratch.data());
+    scratchpad = reinterpret_cast<void*>((at + 63) / 64 * 64);
+    weights = static_cast<char*>(scratchpad) + Lines(e.scratchpad.get_size());
   }
-  // Scratch bytes: the weight buffers, then one scratchpad per slice.
-  size_t Bytes() const {
-    return static_cast<size_t>(weights_buffers) * WeightsBytes() + slices * ScratchpadBytes();
-  }
-};
-
-// The plan of `pass` over `slices` slices, each primitive on `omp_threads` OpenMP threads.
-Plan Sliced(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int slices,
-            int omp_threads) {
-  Plan plan;
-  plan.n = d.n;
-  plan.slices = slices;
-  plan.omp_threads = omp_threads;
-  plan.weights_buffers = pass == Pass::kBackwardWeight ? slices : 1;
-  omp_set_num_threads(omp_threads);
-  ConvDims slice = d;
-  slice.n = d.n / slices;
-  plan.small = Cached(pass, slice, p, bias, omp_threads);
-  ++slice.n;
-  plan.large = d.n % slices == 0 ? plan.small : Cached(pass, slice, p, bias, omp_threads);
-  return plan;
-}
-
-// The plan of `pass` over d's batch on `threads` threads; its primitives come from the calling
-// thread's cache (ConvCacheScope is per thread), and the thread's OpenMP count is left at the
-// plan's, which the weight reorders then use.
-Plan PlanOf(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int threads) {
-  if (d.n >= threads) {
-    Plan split = Sliced(pass, d, p, bias, threads, 1);
-    if (split.small.weights == split.large.weights) return split;
-  }
-  return Sliced(pass, d, p, bias, 1, threads);
-}
-
-// The caller's scratch cut as `plan` says, from its first 64-byte line.
-class Pieces {
- public:
-  Pieces(const Plan& plan, std::span<float> scratch)
-      : plan_(plan),
-        base_(reinterpret_cast<char*>(Lines(reinterpret_cast<size_t>(scratch.data())))) {}
-  void* Weights(int64_t i) const { return base_ + i * plan_.WeightsBytes(); }
-  void* Scratchpad(int64_t slice) const {
-    return base_ + plan_.weights_buffers * plan_.WeightsBytes() + slice * plan_.ScratchpadBytes();
-  }
-
- private:
-  const Plan& plan_;
-  char* base_;
 };
 
 // The plain weights (K, C / groups, KH, KW) as oneDNN describes them (grouped: (groups,
@@ -342,30 +282,15 @@ memory BlockedWeights(const Tensor& w, const ConvDims& d, const Entry& e, void* 
   return blocked;
 }
 
-// Images [begin, end) of a dense NHWC tensor as oneDNN memory.
-memory Images(const Tensor& t, int64_t begin, int64_t end) {
+// A dense NHWC image tensor as oneDNN memory.
+memory Nhwc(const Tensor& t) {
   const Shape& s = t.shape();
-  return memory({{end - begin, s[1], s[2], s[3]}, kF32, Tag::nhwc}, Engine(),
-                Base(t) + begin * t.strides()[0]);
+  return memory({{s[0], s[1], s[2], s[3]}, kF32, Tag::nhwc}, Engine(), Base(t));
 }
 
 dnnl::stream& Stream() {
   thread_local dnnl::stream stream(Engine());
   return stream;
-}
-
-// Runs run(slice, begin, end, entry) for each of plan's slices (images [begin, end), entry its
-// primitive), one pool task per slice on plan.omp_threads OpenMP threads; a slice that starts
-// after `cancel` is set does not run.
-template <typename Run>
-void ForEachSlice(const Plan& plan, ThreadPool& pool, const CancelToken* cancel, const Run& run) {
-  pool.ParallelFor(plan.slices, [&](int64_t t) {
-    if (Cancelled(cancel)) return;
-    omp_set_num_threads(plan.omp_threads);
-    const int64_t begin = plan.Begin(t), end = plan.Begin(t + 1);
-    run(t, begin, end, plan.For(end - begin));
-    Stream().wait();
-  });
 }
 
 }  // namespace
@@ -392,84 +317,73 @@ int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams
   if (d.oh < 1 || d.ow < 1 || d.k == 0 || x.ElementCount() == 0 || !DescribableGeometry(d, p)) {
     return 0;
   }
+  omp_set_num_threads(threads);
   size_t bytes = 0;
   const std::pair<Pass, bool> passes[] = {{Pass::kForward, false},
                                           {Pass::kForward, true},
                                           {Pass::kBackwardInput, false},
                                           {Pass::kBackwardWeight, false}};
   for (const auto& [pass, bias] : passes) {
-    bytes = std::max(bytes, PlanOf(pass, d, p, bias, threads).Bytes());
+    const Entry e = Cached(pass, d, p, bias, threads);
+    bytes = std::max(bytes, Lines(e.scratchpad.get_size()) + Lines(e.weights.get_size()));
   }
   return static_cast<int64_t>((bytes + 64) / sizeof(float));
 }
 
 void DnnlConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool) {
-  const CancelToken* cancel = CurrentCancelToken();
-  if (Cancelled(cancel)) return;
+                Tensor& out, std::span<float> scratch, int threads) {
+  if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), p);
-  const Plan plan = PlanOf(Pass::kForward, d, p, bias != nullptr, pool.threads());
-  const Pieces s(plan, scratch);
-  const memory weights = BlockedWeights(w, d, plan.small, s.Weights(0), Stream());
-  Stream().wait();
-  std::optional<memory> b;
-  if (bias) b.emplace(memory::desc({d.k}, kF32, Tag::a), Engine(), Base(*bias));
-  ForEachSlice(plan, pool, cancel, [&](int64_t t, int64_t begin, int64_t end, const Entry& e) {
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, Images(x, begin, end)},
-        {DNNL_ARG_WEIGHTS, weights},
-        {DNNL_ARG_DST, Images(out, begin, end)},
-        {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.Scratchpad(t))}};
-    if (b) args.emplace(DNNL_ARG_BIAS, *b);
-    e.primitive.execute(Stream(), args);
-  });
+  omp_set_num_threads(threads);
+  const Entry e = Cached(Pass::kForward, d, p, bias != nullptr, threads);
+  const Split s(e, scratch);
+  dnnl::stream& stream = Stream();
+  const memory weights = BlockedWeights(w, d, e, s.weights, stream);
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, Nhwc(x)},
+      {DNNL_ARG_WEIGHTS, weights},
+      {DNNL_ARG_DST, Nhwc(out)},
+      {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory({{d.k}, kF32, Tag::a}, Engine(), Base(*bias)));
+  e.primitive.execute(stream, args);
+  stream.wait();
 }
 
 void DnnlConv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool) {
-  const CancelToken* cancel = CurrentCancelToken();
-  if (Cancelled(cancel)) return;
+                             Tensor& grad_x, std::span<float> scratch, int threads) {
+  if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), p);
-  const Plan plan = PlanOf(Pass::kBackwardInput, d, p, false, pool.threads());
-  const Pieces s(plan, scratch);
-  const memory weights = BlockedWeights(w, d, plan.small, s.Weights(0), Stream());
-  Stream().wait();
-  ForEachSlice(plan, pool, cancel, [&](int64_t t, int64_t begin, int64_t end, const Entry& e) {
-    e.primitive.execute(Stream(),
-                        {{DNNL_ARG_DIFF_DST, Images(grad_out, begin, end)},
-                         {DNNL_ARG_WEIGHTS, weights},
-                         {DNNL_ARG_DIFF_SRC, Images(grad_x, begin, end)},
-                         {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.Scratchpad(t))}});
-  });
+  omp_set_num_threads(threads);
+  const Entry e = Cached(Pass::kBackwardInput, d, p, false, threads);
+  const Split s(e, scratch);
+  dnnl::stream& stream = Stream();
+  const memory weights = BlockedWeights(w, d, e, s.weights, stream);
+  e.primitive.execute(stream,
+                      {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
+                       {DNNL_ARG_WEIGHTS, weights},
+                       {DNNL_ARG_DIFF_SRC, Nhwc(grad_x)},
+                       {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
+  stream.wait();
 }
 
 void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool) {
-  const CancelToken* cancel = CurrentCancelToken();
-  if (Cancelled(cancel)) return;
+                              Tensor& grad_w, std::span<float> scratch, int threads) {
+  if (Cancelled(CurrentCancelToken())) return;
   const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), p);
-  const Plan plan = PlanOf(Pass::kBackwardWeight, d, p, false, pool.threads());
-  const Pieces s(plan, scratch);
-  // Each slice's gradient goes to its own buffer in the blocked format; the first buffer
-  // then sums them in slice order and is reordered into grad_w.
-  ForEachSlice(plan, pool, cancel, [&](int64_t t, int64_t begin, int64_t end, const Entry& e) {
-    e.primitive.execute(Stream(),
-                        {{DNNL_ARG_DIFF_DST, Images(grad_out, begin, end)},
-                         {DNNL_ARG_SRC, Images(x, begin, end)},
-                         {DNNL_ARG_DIFF_WEIGHTS, memory(e.weights, Engine(), s.Weights(t))},
-                         {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.Scratchpad(t))}});
-  });
-  if (Cancelled(cancel)) return;
-  const auto floats = static_cast<int64_t>(plan.small.weights.get_size() / sizeof(float));
-  auto* sum = static_cast<float*>(s.Weights(0));
-  for (int64_t t = 1; t < plan.slices; ++t) {
-    const auto* part = static_cast<const float*>(s.Weights(t));
-    for (int64_t i = 0; i < floats; ++i) sum[i] += part[i];
-  }
-  memory blocked(plan.small.weights, Engine(), sum),
-      plain(*PlainWeights(grad_w, d), Engine(), Base(grad_w));
-  dnnl::reorder(blocked, plain).execute(Stream(), blocked, plain);
-  Stream().wait();
+  omp_set_num_threads(threads);
+  const Entry e = Cached(Pass::kBackwardWeight, d, p, false, threads);
+  const Split s(e, scratch);
+  dnnl::stream& stream = Stream();
+  memory plain(*PlainWeights(grad_w, d), Engine(), Base(grad_w));
+  const bool direct = e.weights == plain.get_desc();
+  memory blocked = direct ? plain : memory(e.weights, Engine(), s.weights);
+  e.primitive.execute(stream,
+                      {{DNNL_ARG_DIFF_DST, Nhwc(grad_out)},
+                       {DNNL_ARG_SRC, Nhwc(x)},
+                       {DNNL_ARG_DIFF_WEIGHTS, blocked},
+                       {DNNL_ARG_SCRATCHPAD, memory(e.scratchpad, Engine(), s.scratchpad)}});
+  if (!direct) dnnl::reorder(blocked, plain).execute(stream, blocked, plain);
+  stream.wait();
 }
 
 }  // namespace onemodel::internal

@@ -387,9 +387,9 @@ int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dPara
 }
 
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool) {
+                Tensor& out, std::span<float> scratch, int threads) {
   if (kDnnl && DnnlConvApplies(x, w, out, bias, p)) {
-    return DnnlConv2d(x, w, bias, p, out, scratch, pool);
+    return DnnlConv2d(x, w, bias, p, out, scratch, threads);
   }
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), out.shape(), p);
   float* po = out.MutableStorage<float>().data() + out.offset();
@@ -425,9 +425,9 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
 }
 
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool) {
+                             Tensor& grad_x, std::span<float> scratch, int threads) {
   if (kDnnl && DnnlConvApplies(grad_x, w, grad_out, nullptr, p)) {
-    return DnnlConv2dBackwardInput(grad_out, w, p, grad_x, scratch, pool);
+    return DnnlConv2dBackwardInput(grad_out, w, p, grad_x, scratch, threads);
   }
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   const Strided4 vx(grad_x);
@@ -457,9 +457,9 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
 }
 
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool) {
+                              Tensor& grad_w, std::span<float> scratch, int threads) {
   if (kDnnl && DnnlConvApplies(x, grad_w, grad_out, nullptr, p)) {
-    return DnnlConv2dBackwardWeight(grad_out, x, p, grad_w, scratch, pool);
+    return DnnlConv2dBackwardWeight(grad_out, x, p, grad_w, scratch, threads);
   }
   const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), grad_out.shape(), p);
   const CancelToken* cancel = CurrentCancelToken();

@@ -9,7 +9,6 @@
 #include <span>
 
 #include "core/kernels/kernels.h"
-#include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
 
@@ -38,14 +37,13 @@ void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, cons
 
 // Scratch of the fast kernels: one group's unfolded image, a dense copy of the weights and of
 // one image's output gradient; with keep_layout, at least what the oneDNN path needs
-// (conv_dnnl.h), which takes dense NHWC activations on a pool of `threads` threads (the pool
-// the kernels below are given).
+// (conv_dnnl.h), which takes dense NHWC activations on `threads` threads.
 int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool);
+                Tensor& out, std::span<float> scratch, int threads);
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool);
+                             Tensor& grad_x, std::span<float> scratch, int threads);
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool);
+                              Tensor& grad_w, std::span<float> scratch, int threads);
 
 }  // namespace onemodel::internal

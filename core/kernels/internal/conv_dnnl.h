@@ -2,16 +2,14 @@
 // activations and weights in the blocked format oneDNN picks, for forward, input gradient and
 // weight gradient. The weights are reordered into that format, and oneDNN's scratchpad placed,
 // in the caller's scratch (a session's arena); the primitives live in the current
-// ConvPrimitiveCache (conv_cache.h). Threads: a batch of at least as many images as the
-// kernels' pool has threads is cut into one slice per pool thread, each a single-thread
-// primitive; a smaller one is one primitive on as many OpenMP threads (docs/kernels.md).
+// ConvPrimitiveCache (conv_cache.h). Threads: as many OpenMP threads as the kernels' pool has
+// (docs/kernels.md).
 #pragma once
 
 #include <cstdint>
 #include <span>
 
 #include "core/kernels/internal/conv.h"
-#include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
 
@@ -21,17 +19,15 @@ namespace onemodel::internal {
 bool DnnlConvApplies(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor* bias,
                      const Conv2dParams& p);
 
-// Floats of scratch the three kernels below need for these shapes on a pool of `threads`
-// (their maximum): every slice's scratchpad, the blocked weights or every slice's weight
-// gradient.
+// Floats of scratch the three kernels below need for these shapes (their maximum).
 int64_t DnnlConvScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
 
 // Conv2dFast, Conv2dBackwardInputFast and Conv2dBackwardWeightFast where DnnlConvApplies.
 void DnnlConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool);
+                Tensor& out, std::span<float> scratch, int threads);
 void DnnlConv2dBackwardInput(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool);
+                             Tensor& grad_x, std::span<float> scratch, int threads);
 void DnnlConv2dBackwardWeight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool);
+                              Tensor& grad_w, std::span<float> scratch, int threads);
 
 }  // namespace onemodel::internal

@@ -10,20 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <random>
-#include <utility>
 #include <vector>
 
 #include "core/kernels/accuracy.h"
 #include "core/kernels/conv_cache.h"
 #include "core/kernels/kernel_set.h"
-#include "core/kernels/thread_pool.h"
-#include "tests/common/cancelled_after.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
 
@@ -40,8 +35,6 @@ struct Problem {
   bool bias;
   bool nhwc = false;       // x, the output gradient, y and grad_x dense NHWC; keep_layout = 1
   bool strided_x = false;  // with nhwc: x permuted, reversed or with gaps instead (im2col)
-  bool dense_w = false;    // w and the bias contiguous (else random layouts; reversed ones and
-                           // a strided bias take im2col)
 };
 
 Problem RandomProblem(std::mt19937& rng) {
@@ -121,9 +114,9 @@ Placed Output(const Shape& shape, Allocator& pool, bool nhwc = false) {
   return t;
 }
 
-// A random dense NHWC (nhwc false: contiguous) tensor (no sentinels: inputs are only read).
-Placed RandomDense(const Shape& shape, std::mt19937& rng, Allocator& pool, bool nhwc = true) {
-  Placed t = Output(shape, pool, nhwc);
+// A random dense NHWC tensor (no sentinels: inputs are only read).
+Placed RandomNhwc(const Shape& shape, std::mt19937& rng, Allocator& pool) {
+  Placed t = Output(shape, pool, true);
   std::uniform_real_distribution<float> value(-1, 1);
   kernel_test::ForEachIndex(shape, [&](std::span<const int64_t> i) { t.view.Set(i, value(rng)); });
   return t;
@@ -141,11 +134,10 @@ struct Inputs {
 Inputs RandomInputs(const Problem& q, std::mt19937& rng, Allocator& pool) {
   Inputs in;
   const Shape xs{q.n, q.c, q.h, q.w}, gs{q.n, q.k, q.oh, q.ow};
-  in.x = q.nhwc && !q.strided_x ? RandomDense(xs, rng, pool) : Random(xs, rng, pool);
-  const Shape ws{q.k, q.c / q.p.groups, q.kh, q.kw};
-  in.w = q.dense_w ? RandomDense(ws, rng, pool, false) : Random(ws, rng, pool);
-  in.b = q.dense_w ? RandomDense(Shape{q.k}, rng, pool, false) : Random(Shape{q.k}, rng, pool);
-  in.g = q.nhwc ? RandomDense(gs, rng, pool) : Random(gs, rng, pool);
+  in.x = q.nhwc && !q.strided_x ? RandomNhwc(xs, rng, pool) : Random(xs, rng, pool);
+  in.w = Random(Shape{q.k, q.c / q.p.groups, q.kh, q.kw}, rng, pool);
+  in.b = Random(Shape{q.k}, rng, pool);
+  in.g = q.nhwc ? RandomNhwc(gs, rng, pool) : Random(gs, rng, pool);
   return in;
 }
 
@@ -445,12 +437,6 @@ Problem OneDnnProblem(std::mt19937& rng) {
   }
 }
 
-// The primitives sizing the scratch creates for a batch of n on a pool of `threads`: four per
-// batch size a primitive takes (forward with and without bias, both gradients); a batch of at
-// least `threads` images runs in `threads` slices of n / threads or n / threads + 1 images
-// (conv_dnnl.cc), a smaller one as one primitive.
-int64_t PrimitivesFor(int64_t n, int threads) { return n >= threads && n % threads != 0 ? 8 : 4; }
-
 TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
   BufferPool pool;
   std::mt19937 rng(13);
@@ -458,16 +444,16 @@ TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
   const Problem q = OneDnnProblem(rng);
   const Inputs in = RandomInputs(q, rng, pool);
   const ConvPrimitiveCacheStats process_wide = CurrentConvCache().Stats();
-  const int64_t created = PrimitivesFor(q.n, ThreadPool::Shared().threads());
   ConvPrimitiveCache cache;
   {
     const ConvCacheScope scope(&cache);
     RunKernels(fast, q, in, pool);
-    // Sizing the scratch creates the primitives; the passes oneDNN takes find theirs.
+    // Sizing the scratch creates four primitives (forward with and without bias, both
+    // gradients); the passes oneDNN takes find theirs.
     const ConvPrimitiveCacheStats first = cache.Stats();
-    EXPECT_EQ(first.misses, created);
+    EXPECT_EQ(first.misses, 4);
     EXPECT_GE(first.hits, 1) << "the forward pass runs on oneDNN";
-    EXPECT_EQ(first.entries, created);
+    EXPECT_EQ(first.entries, 4);
     RunKernels(fast, q, in, pool);
     const ConvPrimitiveCacheStats second = cache.Stats();
     EXPECT_EQ(second.misses, first.misses) << "the second run created no primitive";
@@ -480,7 +466,7 @@ TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
       << "the scope's runs used only the scope's cache";
   cache.Clear();
   EXPECT_EQ(cache.Stats().entries, 0);
-  EXPECT_EQ(cache.Stats().misses, created) << "Clear frees the primitives and keeps the counters";
+  EXPECT_EQ(cache.Stats().misses, 4) << "Clear frees the primitives and keeps the counters";
 }
 
 TEST(Conv2dOneDnnTest, EachCacheCountsItsOwnLookups) {
@@ -499,11 +485,10 @@ TEST(Conv2dOneDnnTest, EachCacheCountsItsOwnLookups) {
     RunKernels(fast, q, in, pool);
   }
   const ConvPrimitiveCacheStats sa = a.Stats(), sb = b.Stats();
-  const int64_t created = PrimitivesFor(q.n, ThreadPool::Shared().threads());
-  EXPECT_EQ(sa.misses, created);
-  EXPECT_EQ(sb.misses, created) << "each cache creates its own primitives";
+  EXPECT_EQ(sa.misses, 4);
+  EXPECT_EQ(sb.misses, 4) << "each cache creates its own primitives";
   EXPECT_EQ(sb.hits, sa.hits);
-  EXPECT_EQ(sb.entries, created);
+  EXPECT_EQ(sb.entries, 4);
 }
 
 TEST(Conv2dOneDnnTest, MoreShapesThanTheCapacityKeepTheCacheAtItsCapacity) {
@@ -519,125 +504,6 @@ TEST(Conv2dOneDnnTest, MoreShapesThanTheCapacityKeepTheCacheAtItsCapacity) {
   EXPECT_EQ(s.entries, ConvPrimitiveCache::kDefaultCapacity);
   EXPECT_EQ(s.misses, 4 * shapes);
   EXPECT_EQ(s.evictions, 4 * shapes - ConvPrimitiveCache::kDefaultCapacity);
-}
-
-// A random oneDNN problem of n images whose every pass runs on oneDNN: contiguous weights and
-// bias, more than one channel and pixel (else NHWC is also NCHW, which Layout calls it).
-Problem OneDnnProblemOf(int64_t n, std::mt19937& rng) {
-  for (;;) {
-    Problem q = OneDnnProblem(rng);
-    q.n = n;
-    q.dense_w = true;
-    if (q.c > 1 && q.k > 1 && q.h * q.w > 1 && q.oh * q.ow > 1) return q;
-  }
-}
-
-// A batch of at least as many images as the pool has threads runs in contiguous slices, one
-// single-thread primitive per pool thread (conv_dnnl.cc); uneven batches make slices of two
-// sizes. Every pass stays within the bound, the scratch (inside sentinels) is enough.
-TEST(Conv2dOneDnnSplitTest, UnevenBatchesWithinTheBoundOfTheReference) {
-  BufferPool pool;
-  for (const int threads : {2, 3}) {
-    ThreadPool threads_pool(threads);
-    const std::unique_ptr<TensorKernels> fast =
-        kernel_test::FastVariants().front().On(threads_pool);
-    for (const int64_t n : {1, 2, 3, 4, 5, 7, 9}) {
-      SCOPED_TRACE(testing::Message() << "threads " << threads << " n " << n);
-      ExpectFastWithinTheBound(*fast, pool, static_cast<uint32_t>(20 + n), 8,
-                               [n](std::mt19937& rng) { return OneDnnProblemOf(n, rng); });
-    }
-  }
-}
-
-// The inputs' images [begin, end) (the weights and bias whole).
-Inputs SliceOf(const Inputs& in, int64_t begin, int64_t end) {
-  Inputs s = in;
-  s.x.view = in.x.view.Slice(0, begin, end);
-  s.g.view = in.g.view.Slice(0, begin, end);
-  return s;
-}
-
-// The split's bits: each slice's output and input gradient are those of its images run alone
-// on one thread, and the weight gradient is the float sum, in slice order, of the slices'
-// one-thread weight gradients.
-TEST(Conv2dOneDnnSplitTest, GivesEachSlicesBitsAndSumsTheWeightGradientInSliceOrder) {
-  BufferPool pool;
-  std::mt19937 rng(21);
-  ThreadPool one(1), two(2), three(3);
-  const kernel_test::Variant v = kernel_test::FastVariants().front();
-  const std::unique_ptr<TensorKernels> alone = v.On(one);
-  const std::pair<ThreadPool*, int64_t> cases[] = {{&two, 3}, {&two, 5}, {&two, 9}, {&three, 7}};
-  for (const auto& [split_pool, n] : cases) {
-    const int threads = split_pool->threads();
-    SCOPED_TRACE(testing::Message() << "threads " << threads << " n " << n);
-    const std::unique_ptr<TensorKernels> split = v.On(*split_pool);
-    const Problem q = OneDnnProblemOf(n, rng);
-    const Inputs in = RandomInputs(q, rng, pool);
-    ConvPrimitiveCache cache;
-    const Results whole = [&] {
-      const ConvCacheScope scope(&cache);
-      return RunKernels(*split, q, in, pool);
-    }();
-    ASSERT_EQ(cache.Stats().hits, 3 * 2) << "each pass ran on oneDNN, in slices of two sizes";
-    const std::vector<float> y = Values(whole.y), gx = Values(whole.gx), gw = Values(whole.gw);
-    std::vector<float> sum(gw.size(), 0.0f);
-    for (int t = 0; t < threads; ++t) {
-      const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-      Problem qs = q;
-      qs.n = end - begin;
-      const Results part = RunKernels(*alone, qs, SliceOf(in, begin, end), pool);
-      const std::vector<float> py = Values(part.y), pgx = Values(part.gx), pgw = Values(part.gw);
-      const auto yi = static_cast<size_t>(begin * q.k * q.oh * q.ow);
-      const auto xi = static_cast<size_t>(begin * q.c * q.h * q.w);
-      for (size_t e = 0; e < py.size(); ++e) ASSERT_EQ(y[yi + e], py[e]) << "y slice " << t;
-      for (size_t e = 0; e < pgx.size(); ++e) ASSERT_EQ(gx[xi + e], pgx[e]) << "grad_x " << t;
-      for (size_t e = 0; e < pgw.size(); ++e) sum[e] = t == 0 ? pgw[e] : sum[e] + pgw[e];
-    }
-    for (size_t e = 0; e < gw.size(); ++e) ASSERT_EQ(gw[e], sum[e]) << "grad_w element " << e;
-  }
-}
-
-// The slices' primitives live in the cache like any other: four per slice size (forward with
-// and without bias, both gradients), shared between batches whose slices have the same size;
-// a batch smaller than the pool's threads is one primitive on all of them.
-TEST(Conv2dOneDnnSplitTest, TheCacheHoldsOnePrimitiveSetPerSliceSize) {
-  ThreadPool two(2);
-  const std::unique_ptr<TensorKernels> fast = kernel_test::FastVariants().front().On(two);
-  ConvPrimitiveCache cache;
-  const ConvCacheScope scope(&cache);
-  auto created_by = [&](int64_t n) {
-    const int64_t before = cache.Stats().misses;
-    fast->Conv2dScratchFloats(Shape{n, 8, 6, 6}, Shape{8, 8, 3, 3}, {.keep_layout = 1});
-    return cache.Stats().misses - before;
-  };
-  EXPECT_EQ(created_by(5), 8) << "slices of 2 and 3 images";
-  EXPECT_EQ(created_by(4), 0) << "slices of 2 images: already there";
-  EXPECT_EQ(created_by(6), 0) << "slices of 3 images: already there";
-  EXPECT_EQ(created_by(2), 4) << "slices of 1 image";
-  EXPECT_EQ(created_by(1), 4) << "one primitive for the image, on two threads";
-  EXPECT_EQ(cache.Stats().entries, 16);
-}
-
-// A cancel that comes while the slices run: each slice looks before it starts, and the weight
-// gradient's slices are not summed into grad_w, which keeps its values. (A primitive cannot
-// be stopped once it runs: about 30 GFLOP here, tenths of a second on two threads.)
-TEST(Conv2dOneDnnSplitTest, ACancelWhileTheSlicesRunLeavesTheWeightGradientAlone) {
-  BufferPool pool;
-  ThreadPool two(2);
-  const std::unique_ptr<TensorKernels> fast = kernel_test::FastVariants().front().On(two);
-  const Conv2dParams p{
-      .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .keep_layout = 1};
-  const Shape xs{2, 512, 56, 56}, ws{512, 512, 3, 3};
-  Tensor x = Tensor::Empty(Shape{2, 56, 56, 512}, DType::kFloat, pool).Permute({0, 3, 1, 2});
-  x.Fill(1.0f);
-  Tensor grad_w = Tensor::Empty(ws, DType::kFloat, pool);
-  grad_w.Fill(7.0f);
-  Tensor scratch = Tensor::Empty(Shape{fast->Conv2dScratchFloats(xs, ws, p)}, DType::kFloat, pool);
-  const auto took = test::CancelledAfter(std::chrono::milliseconds(20), [&] {
-    fast->Conv2dBackwardWeight(x, x, p, grad_w, scratch.MutableData<float>());
-  });
-  EXPECT_GT(took, std::chrono::milliseconds(20)) << "the cancel came while the slices ran";
-  for (const float e : grad_w.Data<float>()) ASSERT_EQ(e, 7.0f);
 }
 #endif
 
