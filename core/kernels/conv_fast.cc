@@ -90,6 +90,14 @@ void ZeroColumns(float* m, int64_t width, const TapRange& r, int64_t x0, int64_t
   }
 }
 
+// Whether consecutive output rows read input rows one output row apart (unit steps along x and
+// a row stride of OW per output row, as 3x3 pad 1 stride 1 on dense rows): output position e =
+// oy * OW + ox of each tap then reads the input at e + shift. sy, sx: the input's row and
+// column strides.
+bool OneRun(int64_t sy, int64_t sx, const ConvDims& d, const Conv2dParams& p) {
+  return p.stride_w * sx == 1 && sy * p.stride_h == d.ow;
+}
+
 // col (Rows x Cols, leading dimension ld) = the unfolded input channels [c0, c0 + cg) of
 // image n: row (c, i, j) holds, per output position, the input element tap (i, j) reads there,
 // 0 in the padding. Each row's inside run is a copy (contiguous when the input row and
@@ -97,9 +105,8 @@ void ZeroColumns(float* m, int64_t width, const TapRange& r, int64_t x0, int64_t
 void Im2Col(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t n, int64_t c0,
             float* col, int64_t ld) {
   const int64_t step = p.stride_w * x.s[3];
-  // Consecutive output rows read input rows one output row apart (stride 1 and "same" width on
-  // dense rows, as 3x3 pad 1): a tap's inside runs are one copy from the input.
-  const bool one_run = step == 1 && x.s[2] * p.stride_h == d.ow;
+  // A tap's inside runs are one copy from the input.
+  const bool one_run = OneRun(x.s[2], x.s[3], d, p);
   for (int64_t c = 0; c < d.cg; ++c) {
     const float* plane = x.base + n * x.s[0] + (c0 + c) * x.s[1];
     for (int64_t i = 0; i < d.kh; ++i) {
@@ -158,7 +165,7 @@ void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int
     }
   }
   const int64_t step = p.stride_w * sx;
-  const bool one_run = step == 1 && sy == d.w && sy * p.stride_h == d.ow;
+  const bool one_run = sy == d.w && OneRun(sy, sx, d, p);
   for (int64_t c = 0; c < d.cg; ++c) {
     float* plane = image + (c0 + c) * sc;
     for (int64_t i = 0; i < d.kh; ++i) {
@@ -195,14 +202,6 @@ void Col2Im(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n, int
 // Unfolded rows of at most this many columns (output positions per image) take the shifted
 // path (ShiftedTap) when the convolution allows it.
 constexpr int64_t kShiftedCols = 256;
-
-// Whether consecutive output rows read input rows one output row apart (unit steps along x and
-// a row stride of OW per output row, as 3x3 pad 1 stride 1 on dense rows): output position e =
-// oy * OW + ox of each tap then reads the input at e + shift. sy, sx: the input's row and
-// column strides.
-bool OneRun(int64_t sy, int64_t sx, const ConvDims& d, const Conv2dParams& p) {
-  return p.stride_w * sx == 1 && sy * p.stride_h == d.ow;
-}
 
 // One tap (i, j) of a convolution whose images are small (Cols <= kShiftedCols) and OneRun:
 // the output positions [lo, hi) are the ones between the tap's first and last in-bounds
