@@ -20,6 +20,7 @@
 #include "core/ops/reduce_extrema.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
+#include "server/grad_op.h"
 #include "server/logging.h"
 #include "server/loss_ops.h"
 #include "server/nearest_names.h"
@@ -376,6 +377,13 @@ const OpSpec kOps[] = {
      false,
      "torch.optim.AdamW's step on params, grads, exp_avgs, exp_avg_sqs in place; the new step",
      &RunAdamW, /*variadic=*/true},
+    {"Grad", {"Y", "X"},
+     {{"index", kI, "", "which X to give the gradient of (0 is the first after Y)"},
+      {"retain_graph", kI, "0", "1 keeps Y's graph for another backward pass"}},
+     false,
+     "d Y / d X[index] for a one-element Y; the Grad operations of one Run with the same Y "
+     "and X share one backward pass",
+     &RunGrad, /*variadic=*/true},
     {"ClipGradNorm", {"grads"},
      {{"max_norm", kF, "", "the largest total norm left unscaled"},
       {"norm_type", kF, "2", "the p of the p-norm (inf: the largest magnitude)"},

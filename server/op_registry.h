@@ -27,11 +27,15 @@
 namespace onemodel::server {
 
 using AttributeMap = google::protobuf::Map<std::string, v1::Attribute>;
+class GradientCache;  // server/grad_op.h
+
 // One invocation: the inputs, the attributes and typed readers for them.
 class OpCall {
  public:
-  OpCall(std::span<const Tensor> inputs, const AttributeMap& attributes, const OpContext& ctx)
-      : inputs_(inputs), attributes_(attributes), ctx_(ctx) {}
+  // `gradients`: the Run's backward pass kept for its Grad operations (null outside a Run).
+  OpCall(std::span<const Tensor> inputs, const AttributeMap& attributes, const OpContext& ctx,
+         GradientCache* gradients = nullptr)
+      : inputs_(inputs), attributes_(attributes), ctx_(ctx), gradients_(gradients) {}
 
   const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
   // Inputs i, i+1, ...: a variadic input's tensors.
@@ -39,6 +43,7 @@ class OpCall {
   // How many inputs the request gave (fewer than the row's when optional ones are left out).
   int size() const { return static_cast<int>(inputs_.size()); }
   const OpContext& ctx() const { return ctx_; }
+  GradientCache* gradients() const { return gradients_; }
   bool Has(std::string_view name) const;
   // Readers: the attribute, or the fallback when absent; a wrong type throws RpcError.
   int64_t Int(std::string_view name) const;
@@ -62,6 +67,7 @@ class OpCall {
   std::span<const Tensor> inputs_;
   const AttributeMap& attributes_;
   const OpContext& ctx_;
+  GradientCache* gradients_;
 };
 
 // One attribute an operation accepts. Its readers in the row's `run` must read it as `kind`

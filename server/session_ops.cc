@@ -7,6 +7,7 @@
 #include "core/autograd/engine.h"
 #include "core/ops/conversion.h"
 #include "core/tensor/grad_mode.h"
+#include "server/grad_op.h"
 #include "server/logging.h"
 #include "server/op_registry.h"
 #include "server/request_context.h"
@@ -148,6 +149,7 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
   std::vector<Placement> placements;
   results.reserve(static_cast<size_t>(n));
   std::vector<Tensor> inputs;
+  GradientCache gradients(session.ArenaContext());
   for (int i = 0; i < n; ++i) {
     const v1::Operation& op = request.operations(i);
     try {
@@ -162,7 +164,8 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       const Placement placement = PlacementOf(op.placement(), Placement::kArena);
       const OpContext oc =
           placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
-      const Tensor y = Place(session, placement, spec->run(OpCall(inputs, op.attributes(), oc)));
+      const Tensor y =
+          Place(session, placement, spec->run(OpCall(inputs, op.attributes(), oc, &gradients)));
       owns.push_back(OwnsBuffer(y, inputs));
       placements.push_back(placement);
       results.push_back(y);

@@ -111,9 +111,10 @@ def cases(session):
 
 def digits_cnn_step(session, nhwc=False):
     """digits_cnn.py's step through onemodeld, as tests/proofs/test_digits_cnn.py takes it:
-    three RPCs (reset_arena with the forward + loss Run, Backward, the SGD Run updating the
-    parameters in place), images, labels and index table resident in the session's pool (as
-    FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64), nothing fetched.
+    one Run (reset_arena, the forward and the loss, the Grad operations of backward(), the SGD
+    updating the parameters in place), images, labels and index table resident in the
+    session's pool (as FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64),
+    nothing fetched.
     nhwc (case digits_cnn_step_nhwc, not an entry): each convolution takes its input as NHWC
     with keep_layout (the oneDNN path); measured no faster than this NCHW step once the layout
     conversions around the ReLUs are paid (docs/performance.md)."""

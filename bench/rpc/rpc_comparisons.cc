@@ -463,7 +463,7 @@ const std::vector<RpcComparison>& RpcComparisons() {
       {"sessions_32_throughput_vs_1", "Add/s", "32 sessions, 1 thread each, small Adds",
        "1 session, 1 thread", 1.6, "32 sessions >= 1.6 x 1", SessionsThroughputVs1},
       {"train_step_rpc_vs_inprocess", "us",
-       "MLP 20-64-3 SGD step on 512 samples: Run (forward + CrossEntropy), Backward, Run (SGD)",
+       "MLP 20-64-3 SGD step on 512 samples: one Run (forward + CrossEntropy, Grad, SGD)",
        "2 x the same step in-process + 3 x Ping (same run)", 1,
        "RPC step <= 2 x in-process + 3 Pings", TrainStepVsInProcess},
   };

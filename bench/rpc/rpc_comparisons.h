@@ -8,7 +8,7 @@
 //   rpc_put_get_256m_vs_raw_stream  UploadTensor + DownloadTensor of 256 MiB vs RawStream
 //                                   Upload + Download of the same bytes (raw_stream.proto)
 //   sessions_32_throughput_vs_1     small Adds per second: 32 sessions on 32 threads vs 1
-//   train_step_rpc_vs_inprocess     an MLP's SGD step through the server (3 RPCs) vs 2 x the
+//   train_step_rpc_vs_inprocess     an MLP's SGD step through the server (1 Run) vs 2 x the
 //                                   same step in-process + 3 x Ping (train_step.cc)
 //
 // The client uses plain generated stubs over one channel to a Server started in this process
@@ -126,8 +126,9 @@ Comparison PutGetVsRawStream(RpcFixture& fixture, const RpcOptions& options,
 // Throughput (Adds/s): options.scaling_sessions sessions, one thread each, vs 1 session.
 Comparison SessionsThroughputVs1(RpcFixture& fixture, const RpcOptions& options,
                                  std::vector<Detail>* details);
-// Latency (us): the 20-64-3 MLP's SGD training step on 512 samples through the server (Run,
-// Backward, Run) vs the budget 2 x the same step in this process + 3 x Ping (train_step.cc).
+// Latency (us): the 20-64-3 MLP's SGD training step on 512 samples through the server (one
+// Run with Grad and SGD) vs the budget 2 x the same step in this process + 3 x Ping
+// (train_step.cc; the budget counted the three round trips the step took before Grad).
 Comparison TrainStepVsInProcess(RpcFixture& fixture, const RpcOptions& options,
                                 std::vector<Detail>* details);
 // Where the small Add's time goes, each call kind in turn with Ping: KeepAlive (session lookup

@@ -3,8 +3,8 @@
 // this process in the core. Both sides:
 //   z = relu(x W1 + b1) W2 + b2;  loss = cross_entropy(z, labels);  p -= 0.1 * dloss/dp
 // Through the server (generated C++ stub, the fixture's channel), x, labels, parameters and
-// the step count live in the session's pool and a step is three RPCs: Run(reset_arena) of the
-// forward and the loss, Backward(loss, parameters), Run(no_grad) of SGD updating the
+// the step count live in the session's pool and a step is one RPC: Run(reset_arena) of the
+// forward and the loss, a Grad per parameter (one backward pass) and SGD updating the
 // parameters in place. Nothing is fetched (the loss stays a handle). In-process: the same
 // operations on the core's ops, autograd engine and ops::SgdStep, arena reset first.
 #include <array>
@@ -125,27 +125,11 @@ class RpcMlp {
     f_.stub().CloseSession(&ctx, request, &reply);  // the server closes it at exit anyway
   }
 
-  // Run(forward + loss), Backward, Run(SGD).
+  // One Run: forward + loss, the gradients, SGD.
   void Step() {
-    v1::RunReply forward;
-    {
-      grpc::ClientContext ctx;
-      Check(f_.stub().Run(&ctx, forward_, &forward), "Run (forward)");
-    }
-    backward_.set_root(forward.outputs(forward.outputs_size() - 1).handle());
-    v1::BackwardReply grads;
-    {
-      grpc::ClientContext ctx;
-      Check(f_.stub().Backward(&ctx, backward_, &grads), "Backward");
-    }
-    v1::Operation* sgd = sgd_.mutable_operations(0);
-    for (int g = 0; g < grads.gradients_size(); ++g) {
-      sgd->mutable_inputs(1 + static_cast<int>(params_.size()) + g)
-          ->set_handle(grads.gradients(g).handle());
-    }
-    v1::RunReply updated;
+    v1::RunReply reply;
     grpc::ClientContext ctx;
-    Check(f_.stub().Run(&ctx, sgd_, &updated), "Run (SGD)");
+    Check(f_.stub().Run(&ctx, step_request_, &reply), "Run (training step)");
   }
 
  private:
@@ -165,15 +149,17 @@ class RpcMlp {
     return info.handle();
   }
 
-  // The forward Run, the Backward (root set per step) and the SGD Run (gradients set per step).
+  // The step's Run.
   void BuildRequests() {
-    forward_.set_session_id(session_);
-    forward_.set_reset_arena(true);
+    step_request_.set_session_id(session_);
+    step_request_.set_reset_arena(true);
     // 0 MatMul(x, W1)  1 Add(0, b1)  2 Relu(1)  3 MatMul(2, W2)  4 Add(3, b2)  5 CE(4, labels)
+    // 6..9 Grad(5, W1, b1, W2, b2; index 0..3)  10 SGD(step, W1, b1, W2, b2, 6..9)
     const auto add = [&](const char* op, std::vector<std::function<void(v1::Input*)>> inputs) {
-      v1::Operation* o = forward_.add_operations();
+      v1::Operation* o = step_request_.add_operations();
       o->set_op(op);
       for (const auto& set : inputs) set(o->add_inputs());
+      return o;
     };
     const auto handle = [](const std::string& h) {
       return [h](v1::Input* in) { in->set_handle(h); };
@@ -185,25 +171,21 @@ class RpcMlp {
     add("MatMul", {output(2), handle(params_[2])});
     add("Add", {output(3), handle(params_[3])});
     add("CrossEntropy", {output(4), handle(labels_)});
-
-    backward_.set_session_id(session_);
-    for (const std::string& p : params_) backward_.add_inputs(p);
-
-    sgd_.set_session_id(session_);
-    sgd_.set_no_grad(true);
-    v1::Operation* sgd = sgd_.add_operations();
-    sgd->set_op("SGD");
-    sgd->add_inputs()->set_handle(step_);
-    for (const std::string& p : params_) sgd->add_inputs()->set_handle(p);
-    for (size_t g = 0; g < params_.size(); ++g) sgd->add_inputs();  // each step's gradients
-    (*sgd->mutable_attributes())["lr"].set_f(kLr);
+    std::vector<std::function<void(v1::Input*)>> grad_inputs = {output(5)};
+    for (const std::string& p : params_) grad_inputs.push_back(handle(p));
+    std::vector<std::function<void(v1::Input*)>> sgd_inputs = {handle(step_)};
+    for (const std::string& p : params_) sgd_inputs.push_back(handle(p));
+    for (size_t g = 0; g < params_.size(); ++g) {
+      (*add("Grad", grad_inputs)->mutable_attributes())["index"].set_i(static_cast<int64_t>(g));
+      sgd_inputs.push_back(output(6 + static_cast<int>(g)));
+    }
+    (*add("SGD", sgd_inputs)->mutable_attributes())["lr"].set_f(kLr);
   }
 
   RpcFixture& f_;
   std::string session_, x_, labels_, step_;
   std::array<std::string, 4> params_;
-  v1::RunRequest forward_, sgd_;
-  v1::BackwardRequest backward_;
+  v1::RunRequest step_request_;
 };
 
 }  // namespace

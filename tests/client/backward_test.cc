@@ -11,6 +11,7 @@ namespace onemodel::testing {
 namespace {
 
 using client::Ints;
+using client::NamedAttr;
 using client::RunBuilder;
 using client::RunOutput;
 using client::TensorData;
@@ -188,6 +189,97 @@ TEST_F(BackwardTest, NoGradRunsRecordNothing) {
   EXPECT_EQ(total.info().grad_fn(), "");
   EXPECT_TRUE(
       FailsWith([&] { session_->Backward(total, {x}); }, grpc::StatusCode::INVALID_ARGUMENT));
+}
+
+TEST_F(BackwardTest, GradOperationsOfOneRunShareOneBackwardPass) {
+  // L = sum(x * w): dL/dx = w, dL/dw = x. Two Grad operations without retain_graph: a second
+  // backward pass would find the graph freed, so both gradients come from the first pass.
+  const std::vector<float> x = RandomFloats(6, 5), w = RandomFloats(6, 6);
+  const TensorHandle hx = Leaf(x, {2, 3}), hw = Leaf(w, {2, 3});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("Mul", {hx, hw})});
+  const RunOutput dw = run.Op("Grad", {loss, hx, hw}, {{"index", 1}});
+  const RunOutput dx = run.Op("Grad", {loss, hx, hw}, {{"index", 0}}, v1::PLACEMENT_POOL);
+  const client::RunResult result = session_->Run(run);
+  EXPECT_EQ(result[dx].dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_FALSE(result[dx].info().requires_grad());
+  EXPECT_EQ(result[dx].info().placement(), v1::PLACEMENT_POOL);
+  ExpectClose(Values(result[dx]), w);
+  ExpectClose(Values(result[dw]), x);
+  // The pass freed the graph: another Run's Grad (and the Backward RPC) say so.
+  RunBuilder again;
+  again.Op("Grad", {result[loss], hx}, {{"index", 0}});
+  EXPECT_TRUE(FailsWith([&] { session_->Run(again); }, grpc::StatusCode::FAILED_PRECONDITION,
+                        {"operation 0 (Grad)"}));
+}
+
+TEST_F(BackwardTest, GradOfOtherInputsIsAnotherPass) {
+  // With retain_graph, a Grad naming other inputs runs a pass of its own in the same Run.
+  const TensorHandle x = Leaf({1, 2}, {2}), w = Leaf({3, 4}, {2});
+  RunBuilder run;
+  const RunOutput loss = run.Op("Sum", {run.Op("Mul", {x, w})});
+  const RunOutput dx = run.Op("Grad", {loss, x}, {{"index", 0}, {"retain_graph", 1}});
+  const RunOutput dw = run.Op("Grad", {loss, w}, {{"index", 0}});
+  const client::RunResult result = session_->Run(run);
+  EXPECT_EQ(Values(result[dx]), (std::vector<float>{3, 4}));
+  EXPECT_EQ(Values(result[dw]), (std::vector<float>{1, 2}));
+  // Without retain_graph on the first, the second pass finds the graph freed.
+  RunBuilder freed;
+  const RunOutput loss2 = freed.Op("Sum", {freed.Op("Mul", {x, w})});
+  freed.Op("Grad", {loss2, x}, {{"index", 0}});
+  freed.Op("Grad", {loss2, w}, {{"index", 0}});
+  EXPECT_TRUE(FailsWith([&] { session_->Run(freed); }, grpc::StatusCode::FAILED_PRECONDITION,
+                        {"operation 3 (Grad)"}));
+}
+
+TEST_F(BackwardTest, AGradientAskedForAgainIsAnotherPass) {
+  // As a second backward() in PyTorch: refused once the first pass freed the graph, the same
+  // gradient again with retain_graph.
+  const TensorHandle x = Leaf({1, 2}, {2});
+  for (const int retain : {0, 1}) {
+    RunBuilder run;
+    const RunOutput loss = run.Op("Sum", {run.Op("Mul", {x, x})});
+    const RunOutput first = run.Op("Grad", {loss, x}, {{"index", 0}, {"retain_graph", retain}});
+    const RunOutput second = run.Op("Grad", {loss, x}, {{"index", 0}});
+    if (retain == 0) {
+      EXPECT_TRUE(FailsWith([&] { session_->Run(run); }, grpc::StatusCode::FAILED_PRECONDITION,
+                            {"operation 3 (Grad)", "retain_graph"}));
+      continue;
+    }
+    const client::RunResult result = session_->Run(run);
+    EXPECT_EQ(Values(result[first]), (std::vector<float>{2, 4}));
+    EXPECT_EQ(Values(result[second]), (std::vector<float>{2, 4}));
+  }
+}
+
+TEST_F(BackwardTest, ATrainingStepIsOneRun) {
+  // Forward, loss, gradients and the SGD update in one Run give the parameters the same values
+  // as the Run, Backward and Run of the same step.
+  const std::vector<float> x = RandomFloats(8, 7), w0 = RandomFloats(4, 8);
+  auto step = [&](bool one_run) {
+    const TensorHandle input = session_->Put<float>(x, {2, 4});
+    const TensorHandle w = Leaf(w0, {4, 1});
+    const TensorHandle counter = session_->Put<int64_t>(std::vector<int64_t>{0}, {});
+    RunBuilder forward;
+    const RunOutput loss =
+        forward.Op("Sum", {forward.Op("Tanh", {forward.Op("MatMul", {input, w})})});
+    const std::vector<NamedAttr> sgd = {{"lr", 0.5f}};
+    if (one_run) {
+      const RunOutput g = forward.Op("Grad", {loss, w}, {{"index", 0}});
+      forward.Op("SGD", {counter, w, g}, sgd);
+      session_->Run(forward);
+    } else {
+      const TensorHandle root = session_->Run(forward)[loss];
+      const TensorHandle g = session_->Backward(root, {w})[0];
+      RunBuilder update;
+      update.Op("SGD", {counter, w, g}, sgd);
+      session_->Run(update);
+    }
+    return Values(w);
+  };
+  const std::vector<float> three_calls = step(false);
+  EXPECT_NE(three_calls, w0);
+  EXPECT_EQ(step(true), three_calls);
 }
 
 }  // namespace

@@ -382,6 +382,13 @@ std::vector<std::pair<std::string, v1::RunRequest>> RunSeeds() {
           {{"lr", FloatAttr(0.1f)}, {"momentum", FloatAttr(0.9f)}, {"nesterov", IntAttr(1)}})});
   add("sgd-uneven-lists", {Op("SGD", {step, x, g, y}, {{"lr", FloatAttr(0.1f)}})});
   add("sgd-float-step", {Op("SGD", {scalar, x, g}, {{"lr", FloatAttr(0.1f)}})});
+  add("grad-step", {Op("Mul", {x, x}), Op("Sum", {Output(0)}),
+                    Op("Grad", {Output(1), x}, {{"index", IntAttr(0)}}),
+                    Op("SGD", {step, x, Output(2)}, {{"lr", FloatAttr(0.1f)}})});
+  add("grad-again", {Op("Sum", {x}), Op("Grad", {Output(0), x}, {{"index", IntAttr(0)}}),
+                     Op("Grad", {Output(0), x}, {{"index", IntAttr(0)}})});
+  add("grad-of-a-plain-input",
+      {Op("Sum", {x}), Op("Grad", {Output(0), x, y}, {{"index", IntAttr(1)}})});
   add("adamw-amsgrad", {Op("AdamW", {step, x, g, zeros(), zeros(), zeros()},
                            {{"amsgrad", IntAttr(1)}, {"eps", FloatAttr(0)}})});
   add("adamw-aliased", {Op("AdamW", {step, x, x, xt, zeros()})});

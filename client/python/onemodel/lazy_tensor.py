@@ -4,7 +4,7 @@
         w = s.parameter(np.random.randn(4, 3))          # a leaf in the pool (one PutTensor)
         x = np.ones((2, 4), np.float32)                 # sent inline with the operation
         loss = (x @ w).relu().mean()                    # queued: nothing sent yet
-        loss.backward()                                 # one Run, then one Backward
+        loss.backward()                                 # queued too (Grad operations)
         print(loss.item(), w.grad.numpy())
 
 Operations are queued and sent as one Run when a value is needed (onemodel.pending). Shapes,
@@ -355,13 +355,21 @@ class Tensor:
                  retain_graph: bool = False) -> None:
         """Adds d self / d input to each input's .grad (like torch). inputs: the tensors to
         differentiate with respect to (default: every leaf that requires gradients that self
-        depends on). gradient: required unless self has one element. One Run for the queued
-        forward, then one Backward."""
+        depends on). gradient: required unless self has one element.
+
+        Without a gradient (a one-element self, such as a loss) the gradients are queued like
+        any operation (Grad, docs/protocol.md): they go with the next Run, so a training
+        step's forward, backward and optimizer step are one Run, and an error of the backward
+        pass is raised there with this line. With a gradient: one Run for the queued forward,
+        then one Backward."""
         if inputs is None:
             inputs = _leaves(self)
         else:
             inputs = list(inputs)
-        grads = grad(self, inputs, gradient, retain_graph=retain_graph)
+        if gradient is None and self._shape is not None and int(np.prod(self._shape)) == 1:
+            grads = _queued_grads(self, inputs, retain_graph)
+        else:
+            grads = grad(self, inputs, gradient, retain_graph=retain_graph)
         for x, g in zip(inputs, grads):
             x.grad = g if x.grad is None else x.grad + g
         return None
@@ -772,6 +780,16 @@ def _leaves(root: Tensor) -> List[Tensor]:
         raise ValueError('backward(): the tensor depends on no leaf that requires gradients; '
                          'make parameters with Session.parameter() or requires_grad=True')
     return out
+
+
+def _queued_grads(output: Tensor, inputs: List[Tensor], retain_graph: bool) -> List[Tensor]:
+    """d output / d input for each input as queued Grad operations (one backward pass on the
+    server for all of them)."""
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            raise TypeError('backward() takes onemodel.Tensor inputs, got %s' % type(x).__name__)
+    return [apply('Grad', output, *inputs, index=i, retain_graph=int(bool(retain_graph)))
+            for i in range(len(inputs))]
 
 
 def grad(output: Tensor, inputs: Union[Tensor, Iterable[Tensor]], grad_output: Any = None,

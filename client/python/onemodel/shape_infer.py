@@ -24,7 +24,8 @@ COMPARISONS = ('Equal', 'Less', 'LessEqual', 'Greater', 'GreaterEqual')
 # operations that never record for backward (the optimizers update their inputs in place)
 # the index searches: INT64 results, never recorded
 ARG_EXTREMA = ('ArgMax', 'ArgMin')
-NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm'} | set(COMPARISONS)
+NOT_DIFFERENTIABLE = frozenset({'Detach', 'SGD', 'AdamW', 'ClipGradNorm', 'Grad'}
+                               | set(COMPARISONS)
                                | set(ARG_EXTREMA))
 # the optimizers return the new step count, an INT64 scalar (ClipGradNorm: the FLOAT norm)
 _STEP_COUNTERS = frozenset({'SGD', 'AdamW'})
@@ -261,6 +262,7 @@ _RULES = {
     'Tile': lambda s, a: _tile(s[0], a['repeats']),
     'CumSum': lambda s, a: (_axis(a.get('axis', 0), len(s[0])), s[0])[1],
     'ConvTranspose2d': lambda s, a: _conv_transpose(s[0], s[1], a),
+    'Grad': lambda s, a: s[1 + a['index']],  # X[index]'s shape
 }
 _RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})

@@ -119,7 +119,7 @@ TENSOR_METHOD = {
     'LayerNorm': 'layer_norm', 'RMSNorm': 'rms_norm', 'BatchNorm2d': 'batch_norm2d',
     'CrossEntropy': 'cross_entropy', 'NLLLoss': 'nll_loss', 'MSELoss': 'mse_loss',
     'Dropout': 'dropout',
-    'ConvTranspose2d': 'conv_transpose2d',
+    'ConvTranspose2d': 'conv_transpose2d', 'Grad': 'backward',
     'GlobalAvgPool2d': 'global_avg_pool2d', 'ConvTranspose2d': 'conv_transpose2d',
 }
 # operations over lists of tensors, wrapped by onemodel.optim instead

@@ -147,8 +147,10 @@ def test_step_updates_in_place_so_an_old_graph_cannot_backward(sess):
     optim.SGD([w], lr=0.5).step()
     assert w.handle == handle
     np.testing.assert_array_equal(w.numpy(), [1 - 1.5, 2 - 2.0])
-    with pytest.raises(onemodel.FailedPrecondition, match='version'):
-        loss.backward()
+    loss.backward()  # queued: the server refuses it with the next Run, at this line
+    with pytest.raises(onemodel.FailedPrecondition, match='version') as refused:
+        w.grad.numpy()
+    assert 'test_train.py' in str(refused.value) and 'loss.backward()' in str(refused.value)
 
 
 def test_maximize_steps_along_the_gradient(sess):

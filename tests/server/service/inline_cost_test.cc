@@ -173,7 +173,7 @@ TEST_F(InlineCostTest, UnboundedAndUnknownOperationsNeverRunInline) {
   const std::string x = Put(Shape{1, 1, 4, 4});
   for (const char* name : {"MaxPool2d", "ReluMaxPool2d", "AvgPool2d", "GlobalAvgPool2d",
                            "ToLayout", "Where", "Conv2d", "SGD", "NoSuchOp", "Pad", "Tile",
-                           "ArgMax", "ArgMin"}) {
+                           "ArgMax", "ArgMin", "Grad"}) {
     v1::RunRequest request;
     Op(request, "Neg", {x});
     Op(request, name, {x});

@@ -12,6 +12,7 @@
 
 #include "core/kernels/kernel_set.h"
 #include "core/ops/compare.h"
+#include "core/ops/reduce.h"
 #include "core/memory/buffer_pool.h"
 #include "server/nearest_names.h"
 #include "server/rpc_error.h"
@@ -43,6 +44,7 @@ const v1::Attribute& RequiredValue(const std::string& op, const std::string& att
                                                {"SGD.lr", FloatAttr(0.1f)},
                                                {"ClipGradNorm.max_norm", FloatAttr(1)},
                                                {"Split.index", IntAttr(0)},
+                                               {"Grad.index", IntAttr(0)},
                                                {"Pad.pads", IntsAttr({0, 1, 0, 1, 0, 0, 1, 0})},
                                                {"Tile.repeats", IntsAttr({1, 2, 1, 3})},
                                                {"Dropout.seed", IntAttr(7)}};
@@ -86,7 +88,7 @@ class OpCatalogTest : public ::testing::Test {
   }
   // Inputs for `spec`: the same [1, 2, 4, 4] tensor for each, or for a variadic operation (an
   // optimizer) a zero step counter when it takes one and distinct tensors for its lists at
-  // default attributes.
+  // default attributes; for Grad, the sum of a tensor that requires gradients and the tensor.
   std::vector<Tensor> Inputs(const OpSpec& spec, bool requires_grad) {
     if (!spec.variadic) {  // the optional inputs left out
       std::vector<Tensor> inputs;
@@ -118,6 +120,10 @@ class OpCatalogTest : public ::testing::Test {
                              : Input(requires_grad));
       }
       return inputs;
+    }
+    if (spec.name == "Grad") {  // Y: a recorded one-element function of its X
+      const Tensor x = Input(/*requires_grad=*/true);
+      return {ops::Sum(x, {}, false, ctx_), x};
     }
     static const std::map<std::string_view, int> lists = {
         {"SGD", 2}, {"AdamW", 4}, {"ClipGradNorm", 1}, {"Concat", 2}};

@@ -263,6 +263,14 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"amsgrad", IntAttr(1)}})
              .shape();
        }},
+      {"Grad",
+       [&] {
+         const Tensor w = Iota().WithRequiresGrad();
+         const Tensor loss = Call("Sum", {Call("Mul", {w, w})});
+         return Call("Grad", {loss, x.WithRequiresGrad(), w},
+                     {{"index", IntAttr(1)}, {"retain_graph", IntAttr(1)}})
+             .shape();
+       }},
       {"ClipGradNorm",
        [&] {
          return Call("ClipGradNorm", {Iota(), Iota()},
@@ -271,9 +279,18 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"error_if_nonfinite", IntAttr(1)}})
              .shape();
        }},
-      {"Embedding", [&] { return Call("Embedding", {x, ids}, {{"skip_id", IntAttr(1)}}).shape(); }},
-      {"Gather", [&] { return Call("Gather", {x, ids}, {{"axis", IntAttr(-1)}}).shape(); }},
-      {"Concat", [&] { return Call("Concat", {x, x, x}, {{"axis", IntAttr(0)}}).shape(); }},
+      {"Embedding",
+       [&] {
+         return Call("Embedding", {x, ids}, {{"skip_id", IntAttr(1)}}).shape();
+       }},
+      {"Gather",
+       [&] {
+         return Call("Gather", {x, ids}, {{"axis", IntAttr(-1)}}).shape();
+       }},
+      {"Concat",
+       [&] {
+         return Call("Concat", {x, x, x}, {{"axis", IntAttr(0)}}).shape();
+       }},
       {"Split",
        [&] {
          return Call("Split", {x},
@@ -288,7 +305,10 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
          return Call("ReduceMax", {x}, {{"axes", IntsAttr({1})}, {"keepdims", IntAttr(1)}})
              .shape();
        }},
-      {"ReduceMin", [&] { return Call("ReduceMin", {x}, {{"axes", IntAttr(0)}}).shape(); }},
+      {"ReduceMin",
+       [&] {
+         return Call("ReduceMin", {x}, {{"axes", IntAttr(0)}}).shape();
+       }},
       {"ArgMax",
        [&] {
          const Tensor i = Call("ArgMax", {x}, {{"axis", IntAttr(1)}, {"keepdims", IntAttr(1)}});
@@ -307,7 +327,10 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                       {"value", FloatAttr(1)}})
              .shape();
        }},
-      {"Tile", [&] { return Call("Tile", {x}, {{"repeats", IntsAttr({2, 1})}}).shape(); }},
+      {"Tile",
+       [&] {
+         return Call("Tile", {x}, {{"repeats", IntsAttr({2, 1})}}).shape();
+       }},
       {"CumSum",
        [&] {
          const Tensor c = Call(
@@ -387,6 +410,7 @@ TEST_F(OpRegistryTest, EveryOperationIsReachableWithItsAttributes) {
                                                  {"Unsqueeze", Shape{2, 1, 3}},
                                                  {"SGD", Shape{}},
                                                  {"AdamW", Shape{}},
+                                                 {"Grad", Shape{2, 3}},
                                                  {"ClipGradNorm", Shape{}},
                                                  {"Conv2d", Shape{1, 4, 2, 2}},
                                                  {"Embedding", Shape{2, 2, 3}},
