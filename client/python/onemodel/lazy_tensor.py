@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import client as _client  # (loaded first by the package: it imports this one lazily)
 from . import pending as _pending
 from . import shape_infer as _infer
 from . import tensors as _t
@@ -91,11 +92,33 @@ def _pool_attrs(kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool)
             'pads': _pair(padding), 'ceil_mode': int(ceil_mode)}
 
 
+_ATTRIBUTES: Dict[Any, Any] = {}  # attribute messages by value, shared by queued operations
+_MAX_ATTRIBUTES = 4096
+
+
+def _attribute(name: str, value: Any) -> Any:
+    """make_attribute(value, name), made once per value (the messages are only ever copied into
+    requests, never changed): a training step's operations repeat the same few attributes."""
+    # repr, not the value: -0.0 == 0.0, and the attribute must keep the sign
+    if isinstance(value, (list, tuple)):
+        key: Any = (list, tuple((type(v), repr(v)) for v in value))
+    elif isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+        key = (type(value), repr(value))
+    else:  # an array or a message: made each time
+        return _client.make_attribute(value, name)
+    message = _ATTRIBUTES.get(key)
+    if message is None:
+        message = _client.make_attribute(value, name)
+        if len(_ATTRIBUTES) >= _MAX_ATTRIBUTES:
+            _ATTRIBUTES.clear()
+        _ATTRIBUTES[key] = message
+    return message
+
+
 def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
     it for an operation they do not wrap."""
-    from .client import make_attribute
     first = next((x for x in inputs if isinstance(x, Tensor)), None)
     if first is None:
         raise TypeError('%s needs at least one onemodel.Tensor input' % op)
@@ -117,7 +140,7 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     t._init(g)
     # attribute values are checked now, so a bad one is raised at the line that made it
     t._op, t._inputs = op, tuple(ins)
-    t._attrs = {name: make_attribute(value) for name, value in attrs.items()}
+    t._attrs = {name: _attribute(name, value) for name, value in attrs.items()}
     t._placement, t._no_grad = _placement_name(placement), not g.grad_enabled
     t._site = _pending.creation_site()
     t._shape = _infer.infer_shape(op, shapes, attrs)

@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import grpc
 import numpy as np
 
+from . import client as _client  # (loaded first by the package: it imports this one lazily)
 from . import errors
 from . import tensors as _t
 
@@ -126,7 +127,7 @@ class Graph:
         """Sends every queued operation that is still wanted, as one Run (several when more
         than max_run_operations), with a deferred arena reset; raises the error of a refused
         operation with the line that created it."""
-        from .client import pb  # (client.py imports the tensor API lazily)
+        pb = _client.pb
         live = self._live()
         self.queue = []
         if not live:
@@ -140,16 +141,19 @@ class Graph:
     def _run(self, chunk: List[Any], rest: List[Any]) -> None:
         """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
         index = {id(t): i for i, t in enumerate(chunk)}
-        ops = [_operation(t, index) for t in chunk]
         reset, self.reset_next = self.reset_next, False
+        request = _client.pb.RunRequest(session_id=self.session.id, no_grad=chunk[0]._no_grad,
+                                        reset_arena=reset)
+        for t in chunk:
+            _operation(request.operations.add(), t, index)
         try:
-            outputs = self.session.run(ops, no_grad=chunk[0]._no_grad, reset_arena=reset)
+            reply = self.session._call('Run', request)
         except errors.OneModelError as e:
             if not _OPERATION_ERROR.match(e.details):
                 self.reset_next = self.reset_next or reset  # refused before the reset: retry it
             raise self._fail(rest, e) from None
-        for t, out in zip(chunk, outputs):
-            t._materialize(out.info, self.arena_epoch)
+        for t, info in zip(chunk, reply.outputs):
+            t._materialize(info, self.arena_epoch)
 
     def _fail(self, live: List[Any], err: errors.OneModelError) -> errors.OneModelError:
         """Marks the refused operation and its dependents failed, requeues the rest; returns the
@@ -186,10 +190,11 @@ class Graph:
         self.reset_next = True
 
 
-def _operation(t: Any, index: Dict[int, int]) -> Any:
-    """The protocol Operation of a queued Tensor; `index` numbers the Run's earlier outputs."""
-    from .client import pb
-    op = pb.Operation(op=t._op, placement=_PLACEMENTS[t._placement])
+def _operation(op: Any, t: Any, index: Dict[int, int]) -> None:
+    """Fills the protocol Operation `op` (a new one of the RunRequest) with the queued Tensor
+    `t`; `index` numbers the Run's earlier outputs."""
+    op.op = t._op
+    op.placement = _PLACEMENTS[t._placement]
     for x in t._inputs:
         if isinstance(x, np.ndarray):
             op.inputs.add(tensor=_t.TensorProto(data_type=_t.DataType.FLOAT, dims=x.shape,
@@ -200,7 +205,6 @@ def _operation(t: Any, index: Dict[int, int]) -> Any:
             op.inputs.add(handle=x._info.handle)
     for name, value in t._attrs.items():
         op.attributes[name].CopyFrom(value)
-    return op
 
 
 def graph(session: Any) -> Graph:

@@ -42,6 +42,20 @@ def _axis(a: int, rank: int) -> int:
     return a % rank if rank else 0
 
 
+def _broadcast(*shapes: Shape) -> Shape:
+    """numpy broadcasting of `shapes` (np.broadcast_shapes, a few times faster on the tuples of
+    one operation); ValueError when they do not broadcast."""
+    rank = max(len(x) for x in shapes)
+    out = []
+    for i in range(rank):
+        extents = {x[i - rank + len(x)] for x in shapes if i - rank + len(x) >= 0}
+        extents.discard(1)
+        if len(extents) > 1:
+            raise ValueError('shapes %s do not broadcast' % (shapes,))
+        out.append(extents.pop() if extents else 1)
+    return tuple(out)
+
+
 def _matmul(a: Shape, b: Shape) -> Shape:
     if not a or not b:
         raise ValueError('MatMul of a scalar')
@@ -49,7 +63,7 @@ def _matmul(a: Shape, b: Shape) -> Shape:
     b2 = b + (1,) if len(b) == 1 else b
     if a2[-1] != b2[-2]:
         raise ValueError('inner dimensions differ')
-    out = tuple(np.broadcast_shapes(a2[:-2], b2[:-2])) + (a2[-2], b2[-1])
+    out = _broadcast(a2[:-2], b2[:-2]) + (a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]
     if len(b) == 1:
@@ -177,7 +191,7 @@ def _transpose(x: Shape, attrs: Attrs) -> Shape:
 
 def _expand(x: Shape, shape: Sequence[int]) -> Shape:
     shape = tuple(int(d) for d in shape)
-    if len(shape) < len(x) or tuple(np.broadcast_shapes(x, shape)) != shape:
+    if len(shape) < len(x) or _broadcast(x, shape) != shape:
         raise ValueError('does not expand')
     return shape
 
@@ -249,7 +263,7 @@ _RULES = {
     'Expand': lambda s, a: _expand(s[0], a['shape']),
     'Squeeze': lambda s, a: _squeeze(s[0], a),
     'Unsqueeze': lambda s, a: _unsqueeze(s[0], a),
-    'Where': lambda s, a: tuple(np.broadcast_shapes(s[0], s[1], s[2])),
+    'Where': lambda s, a: _broadcast(s[0], s[1], s[2]),
     'Embedding': lambda s, a: s[1] + (s[0][1],) if len(s[0]) == 2 else None,
     'Gather': lambda s, a: _gather(s[0], s[1], a.get('axis', 0)),
     'Concat': lambda s, a: _concat(s, a.get('axis', 0)),
@@ -264,7 +278,7 @@ _RULES = {
     'ConvTranspose2d': lambda s, a: _conv_transpose(s[0], s[1], a),
     'Grad': lambda s, a: s[1 + a['index']],  # X[index]'s shape
 }
-_RULES.update({op: (lambda s, a: tuple(np.broadcast_shapes(s[0], s[1]))) for op in _BINARY})
+_RULES.update({op: (lambda s, a: _broadcast(s[0], s[1])) for op in _BINARY})
 _RULES.update({op: (lambda s, a: s[0]) for op in _SAME_SHAPE})
 _RULES.update({op: (lambda s, a: ()) for op in ('SGD', 'AdamW', 'ClipGradNorm')})
 _RULES.update({op: (lambda s, a: s[0]) for op in ('LayerNorm', 'RMSNorm', 'BatchNorm2d')})

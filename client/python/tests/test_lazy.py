@@ -87,6 +87,26 @@ def test_readme_mlp_step_is_one_run(counted):
     assert not np.array_equal(w1.numpy(), before)
 
 
+def test_attribute_messages_are_shared_by_value_with_the_sign_of_zero(counted):
+    # queued operations share one attribute message per value; -0.0 equals 0.0 in Python but
+    # must reach the server as -0.0
+    s, rpcs = counted
+    a = s.tensor(np.array([-1.0, 2.0], np.float32))
+    rpcs.take()
+    ys = [a.leaky_relu(v) for v in (0.0, -0.0, 0.0, -0.0)]
+    ys += [onemodel.apply('Sum', a, axes=axes) for axes in ([0], (0,), [np.int64(0)])]
+    s.flush()
+    (run,) = rpcs.runs
+    slopes = [op.attributes['alpha'].f for op in run.operations[:4]]
+    assert [np.copysign(1, v) for v in slopes] == [1, -1, 1, -1]
+    assert [list(op.attributes['axes'].ints.values) for op in run.operations[4:]] == [[0]] * 3
+    np.testing.assert_array_equal(ys[1].numpy(), [0.0, 2.0])
+    # -1 * 0.0 is -0.0, -1 * -0.0 is +0.0
+    assert np.signbit(ys[0].numpy()[0]) and not np.signbit(ys[1].numpy()[0])
+    with pytest.raises(onemodel.InvalidArgument, match="attribute 'alpha' must be"):
+        onemodel.apply('LeakyRelu', a, alpha=[1.0, 'x'])
+
+
 def test_flush_sends_one_run_and_shapes_need_none(counted, rng):
     s, rpcs = counted
     a = s.tensor(rng.standard_normal((3, 4)))
