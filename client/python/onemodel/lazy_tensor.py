@@ -99,13 +99,10 @@ _MAX_ATTRIBUTES = 4096
 def _attribute(name: str, value: Any) -> Any:
     """make_attribute(value, name), made once per value (the messages are only ever copied into
     requests, never changed): a training step's operations repeat the same few attributes."""
-    # repr, not the value: -0.0 == 0.0, and the attribute must keep the sign
-    if isinstance(value, (list, tuple)):
-        key: Any = (list, tuple((type(v), repr(v)) for v in value))
-    elif isinstance(value, (bool, int, float, str, np.integer, np.floating)):
-        key = (type(value), repr(value))
-    else:  # an array or a message: made each time
-        return _client.make_attribute(value, name)
+    # by repr, not by value: -0.0 == 0.0 and 1 == 1.0 == True, the attributes differ
+    if not isinstance(value, (list, tuple, bool, int, float, str, np.integer, np.floating)):
+        return _client.make_attribute(value, name)  # an array or a message: made each time
+    key = (type(value), repr(value))
     message = _ATTRIBUTES.get(key)
     if message is None:
         message = _client.make_attribute(value, name)
