@@ -239,7 +239,10 @@ def run_request(session_id: str, operations: Any, no_grad: bool, reset_arena: bo
     req = pb.RunRequest(session_id=session_id, no_grad=no_grad, reset_arena=reset_arena)
     for i, o in enumerate(operations):
         try:
-            req.operations.append(make_operation(o))
+            if isinstance(o, pb.Operation):
+                req.operations.append(o)
+            else:
+                _fill_operation(req.operations.add(), o)  # in place: no copy
         except errors.InvalidArgument as e:
             name = o.op if isinstance(o, pb.Operation) else dict(o).get('op', '?')
             raise _operation_error(i, name, e) from None
@@ -261,15 +264,22 @@ def make_operation(spec):
     {'op': 'Add', 'inputs': [...], 'attrs': {...}, 'placement': None|'pool'|'arena'}."""
     if isinstance(spec, pb.Operation):
         return spec
+    op = pb.Operation()
+    _fill_operation(op, spec)
+    return op
+
+
+def _fill_operation(op, spec):
+    """Fills the empty Operation `op` from the dict `spec` (see make_operation)."""
     spec = dict(spec)
-    op = pb.Operation(op=spec.pop('op'), placement=_placement(spec.pop('placement', None)))
+    op.op = spec.pop('op')
+    op.placement = _placement(spec.pop('placement', None))
     op.inputs.extend(make_input(v) for v in spec.pop('inputs', ()))
     attrs = spec.pop('attrs', None) or spec.pop('attributes', None) or {}
     for k, v in attrs.items():
         op.attributes[k].CopyFrom(make_attribute(v, k))
     if spec:
         raise ValueError('unknown operation keys: %s' % sorted(spec))
-    return op
 
 
 class StatsWatch:
