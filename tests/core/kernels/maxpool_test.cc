@@ -15,6 +15,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -200,6 +201,36 @@ class MaxPool2dTest : public ::testing::TestWithParam<kernel_test::Variant> {
     std::vector<Run> runs = {{name + ", 1 thread", on_one_.get()}};
     if (with_two_threads) runs.push_back({name + ", 2 threads", on_two_.get()});
     return runs;
+  }
+
+  // Pools each of `inputs` (the same values, in any layouts) with `run`, with and without
+  // indices: every output's bits and every index must equal the reference kernels' on
+  // inputs[0].
+  void ExpectReferenceBits(const Run& run, const MaxPool2dParams& p,
+                           std::initializer_list<const Tensor*> inputs) {
+    const Tensor& first = **inputs.begin();
+    const Shape out_shape = OutputShape(first.shape(), p);
+    Tensor ref_out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+    Tensor ref_idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+    reference_.MaxPool2d(first, p, ref_out, &ref_idx);
+    const auto ro = ref_out.Data<float>();
+    const auto ri = ref_idx.Data<int32_t>();
+    for (const Tensor* in : inputs) {
+      for (bool with_indices : {false, true}) {
+        Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
+        Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
+        run.kernels->MaxPool2d(*in, p, out, with_indices ? &idx : nullptr);
+        const auto o = out.Data<float>();
+        const auto ix = idx.Data<int32_t>();
+        const std::string what = run.label + " " + Describe(p) + " input " + in->Describe();
+        for (size_t e = 0; e < ro.size(); ++e) {
+          ASSERT_EQ(Bits(o[e]), Bits(ro[e])) << what << " output #" << e;
+          if (with_indices) {
+            ASSERT_EQ(ix[e], ri[e]) << what << " index #" << e;
+          }
+        }
+      }
+    }
   }
 
   // Pools `nchw` (contiguous NCHW) with the variant, in NCHW and in NHWC, with and without
@@ -593,30 +624,9 @@ TEST_P(MaxPool2dFastTest, LargeInputsSplitOverThreadsGiveTheReferenceResults) {
   const MaxPool2dParams params[] = {
       {3, 3, 2, 2, 1, 1}, {2, 3, 1, 2, 0, 1}, {3, 3, 1, 1, 1, 1}, {4, 4, 3, 3, 2, 2}};
   for (const MaxPool2dParams& p : params) {
-    const Shape out_shape = OutputShape(shape, p);
-    Tensor ref_out = Tensor::Empty(out_shape, DType::kFloat, pool_);
-    Tensor ref_idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
-    reference_.MaxPool2d(nchw, p, ref_out, &ref_idx);
-    const auto ro = ref_out.Data<float>();
-    const auto ri = ref_idx.Data<int32_t>();
     for (const Run& run : Runs()) {
-      for (const Tensor* x : {&std::as_const(nchw), &nhwc, &std::as_const(strided)}) {
-        for (bool with_indices : {false, true}) {
-          Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
-          Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
-          run.kernels->MaxPool2d(*x, p, out, with_indices ? &idx : nullptr);
-          const auto o = out.Data<float>();
-          const auto ix = idx.Data<int32_t>();
-          const std::string what =
-              run.label + " " + std::string(LayoutName(x->layout())) + " " + Describe(p);
-          for (size_t i = 0; i < ro.size(); ++i) {
-            ASSERT_EQ(Bits(o[i]), Bits(ro[i])) << what << " output #" << i;
-            if (with_indices) {
-              ASSERT_EQ(ix[i], ri[i]) << what << " index #" << i;
-            }
-          }
-        }
-      }
+      ExpectReferenceBits(run, p, {&std::as_const(nchw), &nhwc, &std::as_const(strided)});
+      if (HasFatalFailure()) return;
     }
   }
 }
@@ -652,26 +662,9 @@ TEST_P(MaxPool2dFastTest, NarrowOutputRowsOfContiguousPlanesGiveTheReferenceResu
       reversed.CopyFrom(x);
       Tensor gapped = Tensor::Empty(Shape{n, c, h, w + 1}, DType::kFloat, pool_).Slice(3, 0, w);
       gapped.CopyFrom(x);
-      Tensor ref_out = Tensor::Empty(out_shape, DType::kFloat, pool_);
-      Tensor ref_idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
-      reference_.MaxPool2d(x, p, ref_out, &ref_idx);
-      const auto ro = ref_out.Data<float>();
-      const auto ri = ref_idx.Data<int32_t>();
-      for (const Tensor* in :
-           {&std::as_const(x), &std::as_const(reversed), &std::as_const(gapped)}) {
-        for (bool with_indices : {false, true}) {
-          Tensor out = Tensor::Empty(out_shape, DType::kFloat, pool_);
-          Tensor idx = Tensor::Empty(out_shape, DType::kInt32, pool_);
-          run.kernels->MaxPool2d(*in, p, out, with_indices ? &idx : nullptr);
-          const auto o = out.Data<float>();
-          const auto ix = idx.Data<int32_t>();
-          const std::string what = run.label + " " + Describe(p) + " input " + in->Describe();
-          for (size_t e = 0; e < ro.size(); ++e) {
-            ASSERT_EQ(Bits(o[e]), Bits(ro[e])) << what << " output #" << e;
-            if (with_indices) ASSERT_EQ(ix[e], ri[e]) << what << " index #" << e;
-          }
-        }
-      }
+      ExpectReferenceBits(run, p,
+                          {&std::as_const(x), &std::as_const(reversed), &std::as_const(gapped)});
+      if (HasFatalFailure()) return;
     }
   }
 }
