@@ -312,6 +312,11 @@ def infer_dtype(op: str, dtypes: Sequence[Any], attrs: Attrs) -> Optional[_t.Dat
             return None
     if op in SAME_TYPE:
         return dtypes[0] if dtypes else None
+    if op == 'Grad':  # X[index]'s type
+        try:
+            return dtypes[1 + int(attrs['index'])]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
     if op in _STEP_COUNTERS:
         return _t.DataType.INT64
     if op in COMPARISONS:

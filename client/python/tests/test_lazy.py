@@ -87,6 +87,20 @@ def test_readme_mlp_step_is_one_run(counted):
     assert not np.array_equal(w1.numpy(), before)
 
 
+def test_a_queued_gradient_has_its_inputs_type_and_shape(counted):
+    s, rpcs = counted
+    w = s.parameter(np.ones((2, 3), np.float16), dtype='FLOAT16')
+    v = s.parameter(np.ones(4, np.float32))
+    rpcs.take()
+    ((w.cast('float32').sum() + v.sum()) * 2).backward()
+    assert rpcs.take() == {}  # queued, with what the server will say
+    assert (w.grad.dtype, w.grad.shape) == (onemodel.DataType.FLOAT16, (2, 3))
+    assert (v.grad.dtype, v.grad.shape) == (onemodel.DataType.FLOAT, (4,))
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 3), 2, np.float16))
+    assert rpcs.take() == {'Run': 1, 'GetTensor': 1}
+    assert w.grad.dtype == onemodel.DataType.FLOAT16 and w.grad.shape == (2, 3)
+
+
 def test_attribute_messages_are_shared_by_value_with_the_sign_of_zero(counted):
     # queued operations share one attribute message per value; -0.0 equals 0.0 in Python but
     # must reach the server as -0.0
