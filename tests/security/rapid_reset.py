@@ -81,7 +81,12 @@ def flood(port, tls, stop, counts, refused):
     headers = request_headers()
     try:
         sock = connect(port, tls)
-        threading.Thread(target=discard, args=(sock,), daemon=True).start()
+    except OSError as error:
+        refused.append(error)  # the TLS handshake failed
+        return
+    reader = threading.Thread(target=discard, args=(sock,))
+    reader.start()
+    try:
         sock.sendall(PREFACE + frame(4, 0, 0))  # SETTINGS
         stream = 1
         while not stop.is_set():
@@ -94,12 +99,21 @@ def flood(port, tls, stop, counts, refused):
             counts.append(200)
             if stream > 2**31 - 1000:
                 break
-        # Reset, not close: the server drops what it has not read yet instead of working
-        # through seconds of queued streams before the health check.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        sock.close()
     except OSError as error:
-        refused.append(error)  # the TLS handshake failed or the server closed the connection
+        refused.append(error)  # the server closed the connection (or refused the handshake late)
+    finally:
+        # Reset, not close: the server drops what it has not read yet instead of working
+        # through seconds of queued streams before the health check. The reader stops first
+        # (SHUT_RD wakes it and sends nothing): a descriptor closed under a blocked read is
+        # free for the health check's socket while OpenSSL may still read that number, and
+        # the reader would take the health check's handshake.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        try:
+            sock.shutdown(socket.SHUT_RD)
+        except OSError:
+            pass  # already reset by the server
+        reader.join()
+        sock.close()
 
 
 def health_ok(port, tls):
