@@ -230,8 +230,9 @@ def main():
     try:
         for entry in selected:
             print("measuring %s" % entry.name, file=sys.stderr, flush=True)
+            seconds = min_seconds if args.quick else max(min_seconds, entry.sample_seconds or 0)
             results.append((measure_parts if entry.parts else measure)(
-                entry, runners, rounds, min_seconds))
+                entry, runners, rounds, seconds))
     finally:
         for runner in runners.values():
             runner.close()

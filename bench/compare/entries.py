@@ -24,6 +24,9 @@ class Entry:
     # Cases each side runs under the same name (ours and baseline then name only the runners):
     # the figures and the ratio are geometric means over them (compare.measure_parts).
     parts: tuple = ()
+    # Seconds each sample lasts at least, when the run's default (0.05 s) would time a handful
+    # of millisecond steps mostly in the wake-up from the settle pause (not with --quick).
+    sample_seconds: float | None = None
 
 
 def _bw(name, case, stream, goal=0.85):
@@ -132,11 +135,13 @@ ENTRIES = [
           "torch autograd + SGD step, the same CNN", 1.0, "per-op overhead, compute",
           settle=True),
     # Issue 17: the digits CNN of tests/proofs/test_digits_cnn.py (digits_cnn.py), batch 256,
-    # one step (3 RPCs: forward + loss Run, Backward, SGD Run) through the Python client.
+    # one step (one Run: arena reset, forward + loss, Grads, SGD) through the Python client.
+    # Samples of 0.5 s: a 0.05 s sample is ~15 steps, timed mostly while this VM's vCPUs and
+    # each side's threads wake from the settle pause (docs/performance.md, "Training steps").
     Entry("train_step_rpc_vs_torch_local", "ms", ("py", "digits_cnn_step"),
           ("torch", "digits_cnn_step"),
           "torch autograd + optim.SGD(momentum) step in this machine's PyTorch, default threads",
-          1.0, "compute, round trips", settle=True,
+          1.0, "compute, round trips", settle=True, sample_seconds=0.5,
           extra={"torch_1_thread": ("torch", "digits_cnn_step_1_thread")}),
 ]
 
