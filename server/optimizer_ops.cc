@@ -46,9 +46,8 @@ Tensor RunSgd(const OpCall& c) {
                           .dampening = c.Float("dampening", 0),
                           .nesterov = Flag(c, "nesterov"),
                           .weight_decay = c.Float("weight_decay", 0)};
-  // Buffers only with a valid momentum: a negative or NaN one is reported as such by SgdStep,
-  // not as a list count that expected buffers.
-  const bool buffers = o.momentum > 0;
+  ops::CheckSgdOptions(o);  // before the lists, which depend on the momentum
+  const bool buffers = o.momentum != 0;
   std::vector<std::string_view> names{"params", "grads"};
   if (buffers) names.push_back("momentum_buffers");
   const auto lists = Lists(c, 1, names);

@@ -18,7 +18,18 @@ std::string_view OpKindName(OpKind op) {
 SavedTensor::SavedTensor(const Tensor& t) : tensor_(t.Detach()), version_(t.version()) {}
 
 const Tensor& SavedTensor::Unpack(OpKind op, int slot) const {
-  const uint64_t now = tensor_.version();  // throws StaleTensorException when released
+  uint64_t now;
+  try {
+    now = tensor_.version();
+  } catch (const StaleTensorException& e) {
+    throw StaleTensorException(
+        "backward of " + std::string(OpKindName(op)) + ": saved tensor " + std::to_string(slot) +
+        " (" + tensor_.Describe() +
+        ") was released, or the arena holding it reset, after it was "
+        "saved; keep what a graph saved (do not release it or reset its arena) until its "
+        "backward has run [" +
+        e.what() + "]");
+  }
   if (now != version_) {
     throw TensorVersionException(
         "backward of " + std::string(OpKindName(op)) + ": saved tensor " + std::to_string(slot) +

@@ -61,7 +61,8 @@ class SavedTensor {
 
   bool empty() const { return tensor_.is_null(); }
   // The saved tensor. Throws TensorVersionException naming the op, the slot and both
-  // versions when the tensor was modified in place after it was saved.
+  // versions when the tensor was modified in place after it was saved, and
+  // StaleTensorException naming the op and the slot when its buffer was released or reset.
   const Tensor& Unpack(OpKind op, int slot) const;
 
  private:

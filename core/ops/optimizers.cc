@@ -151,9 +151,7 @@ void SgdLoop(float* __restrict p, const float* __restrict g, float* __restrict b
 
 }  // namespace
 
-Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
-               std::span<const Tensor> momentum_buffers, const Tensor& step, const SgdOptions& o,
-               const OpContext& ctx) {
+void CheckSgdOptions(const SgdOptions& o) {
   constexpr std::string_view op = "SGD";
   Require(o.lr >= 0, op, Bad("lr", o.lr, "must be >= 0"));
   Require(o.momentum >= 0, op, Bad("momentum", o.momentum, "must be >= 0"));
@@ -161,6 +159,13 @@ Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
   Require(o.weight_decay >= 0, op, Bad("weight_decay", o.weight_decay, "must be >= 0"));
   Require(!o.nesterov || (o.momentum > 0 && o.dampening == 0), op,
           "nesterov momentum requires momentum > 0 and dampening 0");
+}
+
+Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
+               std::span<const Tensor> momentum_buffers, const Tensor& step, const SgdOptions& o,
+               const OpContext& ctx) {
+  constexpr std::string_view op = "SGD";
+  CheckSgdOptions(o);
   const bool momentum = o.momentum != 0;
   std::vector<Operand> operands;
   AddList(op, "params", params, params.size(), true, operands);
@@ -249,7 +254,7 @@ Tensor ClipGradNorm(std::span<const Tensor> grads, float max_norm, float norm_ty
     for (const float x : t.Data<float>()) {
       const double a = std::fabs(static_cast<double>(x));
       if (max) {
-        if (!(a <= sum)) sum = a;
+        if (a > sum || std::isnan(a)) sum = a;  // once NaN, no later value replaces it
       } else {
         sum += norm_type == 2 ? a * a : std::pow(a, static_cast<double>(norm_type));
       }

@@ -50,6 +50,11 @@ Tensor SgdStep(std::span<const Tensor> params, std::span<const Tensor> grads,
                std::span<const Tensor> momentum_buffers, const Tensor& step,
                const SgdOptions& options, const OpContext& ctx);
 
+// Throws SgdStep's TensorException for hyperparameters torch refuses; nothing else is checked.
+// A caller that reads the tensor lists by the momentum calls it first, so a NaN or negative
+// momentum is reported as such and not as a list count that expected no buffers.
+void CheckSgdOptions(const SgdOptions& options);
+
 // One AdamW update. `exp_avgs`, `exp_avg_sqs` (and `max_exp_avg_sqs` when amsgrad, else
 // empty) have one tensor per parameter, zero before the first step. `step` as for SgdStep; the
 // bias corrections use the incremented count. Returns the new step count. Throws as SgdStep.

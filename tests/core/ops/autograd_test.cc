@@ -10,25 +10,26 @@
 #include "core/kernels/kernel_set.h"
 #include "core/kernels/scalar_ops.h"
 #include "core/memory/buffer_pool.h"
-#include "core/ops/conv.h"
 #include "core/ops/activation.h"
 #include "core/ops/compare.h"
-#include "core/ops/cumsum.h"
-#include "core/ops/pad_tile.h"
-#include "core/ops/reduce_extrema.h"
+#include "core/ops/conv.h"
 #include "core/ops/conversion.h"
+#include "core/ops/cumsum.h"
 #include "core/ops/elementwise.h"
 #include "core/ops/indexing.h"
 #include "core/ops/linear.h"
 #include "core/ops/loss.h"
 #include "core/ops/normalization.h"
+#include "core/ops/pad_tile.h"
 #include "core/ops/pooling.h"
 #include "core/ops/reduce.h"
+#include "core/ops/reduce_extrema.h"
 #include "core/ops/softmax.h"
 #include "core/ops/views.h"
 #include "core/tensor/grad_mode.h"
 #include "tests/common/alloc_counter.h"
 #include "tests/core/ops/exact_op_test.h"
+#include "tests/core/ops/expect_error.h"
 
 namespace onemodel {
 namespace {
@@ -114,6 +115,17 @@ TEST_F(AutogradTest, RecordsFollowSpec8Conventions) {
   EXPECT_FALSE(GradFn(a)->HasSaved(0)) << "average pooling saves no tensor";
   EXPECT_EQ(GradFn(a)->ints(), (std::vector<int64_t>{2, 2, 2, 2, 1, 1, 1, 1}))
       << "kernel, stride, pad, ceil_mode, count_include_pad";
+}
+
+TEST_F(AutogradTest, ReleasingASavedInputBeforeBackwardNamesTheOperationAndSlot) {
+  Tensor a = Filled(Shape{3}, 2).WithRequiresGrad();
+  Tensor b = Filled(Shape{3}, 3);
+  const Tensor y = ops::Sum(ops::Mul(a, b, ctx_), {}, false, ctx_);
+  b.Dispose();  // b was saved by Mul; its buffer goes back to the pool
+  ExpectError<StaleTensorException>(
+      [&] { Backward(y, nullptr, std::vector<Tensor>{a}, ctx_); },
+      {"backward of Mul: saved tensor 1 (FLOAT [3]", "was released, or the arena holding it reset",
+       "until its backward has run"});
 }
 
 TEST_F(AutogradTest, ModifyingASavedInputBeforeBackwardThrowsTensorVersionException) {

@@ -213,6 +213,31 @@ TEST_F(OptimizersTest, ClipGradNormScalesOnlyAboveTheLimit) {
   EXPECT_NEAR(a.Data<float>()[0], 0.6f, 1e-6) << "nothing written";
 }
 
+// The max norm is NaN when any gradient element is, wherever it lies: a larger finite value
+// after the NaN, in the same tensor or a later one, does not replace it (clip_grad_norm_).
+TEST_F(OptimizersTest, ClipGradNormMaxNormKeepsANaNWhereverItIs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const auto& lists : std::vector<std::vector<std::vector<float>>>{
+           {{NAN, 1}}, {{NAN, 0.5f, 3}}, {{NAN}, {1, 2}}, {{1, 2}, {NAN}}, {{1, NAN, 2}}}) {
+    std::vector<Tensor> grads;
+    for (const auto& v : lists) grads.push_back(Vec(v));
+    EXPECT_TRUE(std::isnan(ops::ClipGradNorm(grads, 10, inf, false, ctx_).Data<float>()[0]));
+    for (const Tensor& g : grads) {
+      for (const float x : Values(g)) EXPECT_TRUE(std::isnan(x)) << "scaled by a NaN, as torch";
+    }
+    std::vector<Tensor> again;
+    for (const auto& v : lists) again.push_back(Vec(v));
+    ExpectError<TensorException>([&] { ops::ClipGradNorm(again, 10, inf, true, ctx_); },
+                                 {"total norm", "nan"});
+    for (size_t t = 0; t < lists.size(); ++t) {
+      for (size_t i = 0; i < lists[t].size(); ++i) {
+        if (!std::isnan(lists[t][i]))
+          EXPECT_EQ(Values(again[t])[i], lists[t][i]) << "refused: unscaled";
+      }
+    }
+  }
+}
+
 TEST_F(OptimizersTest, SteadyStateAllocatesNothingButTheResult) {
   std::vector<Tensor> p, g, m, v;
   for (int i = 0; i < 3; ++i) {

@@ -476,13 +476,16 @@ TEST_F(OpRegistryTest, OptimizersSplitTheirTensorsIntoListsAndSayWhichListsTheyT
             "it takes at least 1 input (got 0)");
   EXPECT_EQ(ErrorOf([&] { Call("SGD", {step, p, g}); }), "attribute 'lr' (a float) is required");
   // A NaN or negative momentum is named as such (the core's error, which the service maps
-  // to INVALID_ARGUMENT), not as a list count that expected buffers.
+  // to INVALID_ARGUMENT), not as a list count, with or without a momentum buffer list.
   for (const float momentum : {std::numeric_limits<float>::quiet_NaN(), -0.5f}) {
-    try {
-      Call("SGD", {step, p, g}, {{"lr", FloatAttr(1)}, {"momentum", FloatAttr(momentum)}});
-      ADD_FAILURE() << "momentum " << momentum << " was accepted";
-    } catch (const TensorException& e) {
-      EXPECT_NE(std::string(e.what()).find("invalid momentum"), std::string::npos) << e.what();
+    for (const std::vector<Tensor>& inputs :
+         {std::vector{step, p, g}, std::vector{step, p, g, m}}) {
+      try {
+        Call("SGD", inputs, {{"lr", FloatAttr(1)}, {"momentum", FloatAttr(momentum)}});
+        ADD_FAILURE() << "momentum " << momentum << " was accepted";
+      } catch (const TensorException& e) {
+        EXPECT_NE(std::string(e.what()).find("invalid momentum"), std::string::npos) << e.what();
+      }
     }
   }
 }
