@@ -108,8 +108,12 @@ TEST_F(SessionManagerTest, OptionsOutsideTheLimitsAreRefusedByName) {
   auto [code, message] = ErrorOf([&] { manager().Create(Request(false, 0, int64_t{100} << 30)); });
   EXPECT_EQ(code, grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(message,
-            "memory_limit_bytes 100 GiB is above the server's per-session maximum of 16 MiB "
-            "(--session-memory-max); ask for less");
+            "memory_limit_bytes 107374182400 (100 GiB) is above the server's per-session maximum "
+            "of 16777216 (16 MiB, --session-memory-max); ask for less");
+  EXPECT_EQ(ErrorOf([&] { manager().Create(Request(false, 0, (int64_t{16} << 20) + 1)); }).second,
+            "memory_limit_bytes 16777217 (16.0 MiB) is above the server's per-session maximum of "
+            "16777216 (16 MiB, --session-memory-max); ask for less")
+      << "one byte over the maximum reads as such";
   EXPECT_EQ(ErrorOf([&] { manager().Create(Request(false, 0, -1)); }).first,
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(ErrorOf([&] { manager().Create(Request(false, 100)); }).first,
