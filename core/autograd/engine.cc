@@ -76,32 +76,60 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
     seed_owned = true;
   }
 
-  // Dependents per node in the subgraph reachable from the root, counted with an explicit
-  // stack (a graph may be millions of records deep). A record is pushed when its first
-  // dependent is counted; the root has none.
+  // The records that run: those some requested node is reachable from (through at least one
+  // edge), as in PyTorch; the others neither run nor are released, so a backward with respect
+  // to the root itself, or to tensors the root does not depend on, runs nothing. Found by one
+  // depth-first walk of the subgraph reachable from the root, with an explicit stack (a graph
+  // may be millions of records deep): a record runs when one of its inputs is requested or runs.
+  struct NodeInfo {
+    int dependents = 0;  // consumers that run and have not given their gradient yet
+    bool seen = false;
+    bool runs = false;
+  };
+  std::unordered_set<const AutogradNode*> wanted;
+  for (const Tensor& in : inputs) wanted.insert(in.autograd_node().get());
   AutogradNode* root_node = root.autograd_node().get();
-  std::unordered_map<const AutogradNode*, int> dependents;
-  std::vector<const BackwardRecord*> stack;
-  if (!root_node->IsLeaf()) stack.push_back(static_cast<const BackwardRecord*>(root_node));
-  while (!stack.empty()) {
-    const BackwardRecord* r = stack.back();
-    stack.pop_back();
-    for (const RecordInput& in : r->inputs()) {
-      if (!in.node) continue;
-      if (++dependents[in.node.get()] == 1 && !in.node->IsLeaf()) {
-        stack.push_back(static_cast<const BackwardRecord*>(in.node.get()));
+  std::unordered_map<const AutogradNode*, NodeInfo> info;
+  struct Frame {
+    const BackwardRecord* record;
+    size_t next;  // the input to look at next
+  };
+  std::vector<Frame> frames;
+  if (!root_node->IsLeaf()) {
+    info[root_node].seen = true;
+    frames.push_back({static_cast<const BackwardRecord*>(root_node), 0});
+  }
+  while (!frames.empty()) {
+    const Frame f = frames.back();
+    if (f.next == f.record->inputs().size()) {
+      frames.pop_back();
+      continue;
+    }
+    const AutogradNode* child = f.record->inputs()[f.next].node.get();
+    if (child) {
+      NodeInfo& c = info[child];
+      if (!c.seen && !child->IsLeaf()) {
+        c.seen = true;
+        frames.push_back({static_cast<const BackwardRecord*>(child), 0});
+        continue;  // back to this input once the child's walk is done
       }
+      if (c.runs || wanted.count(child)) info[f.record].runs = true;
+    }
+    ++frames[frames.size() - 1].next;
+  }
+  for (auto& [node, n] : info) {
+    if (!n.runs) continue;
+    for (const RecordInput& in : static_cast<const BackwardRecord*>(node)->inputs()) {
+      if (!in.node) continue;
+      NodeInfo& c = info.find(in.node.get())->second;
+      if (c.runs) ++c.dependents;
     }
   }
 
-  // Which nodes the caller wants, so their gradients are kept rather than freed.
   std::unordered_map<const AutogradNode*, GradSlot> grads;
-  std::unordered_set<const AutogradNode*> wanted;
-  for (const Tensor& in : inputs) wanted.insert(in.autograd_node().get());
-
   grads[root_node] = {seed, seed_owned};
   std::vector<const BackwardRecord*> ready;
-  if (!root_node->IsLeaf()) ready.push_back(static_cast<const BackwardRecord*>(root_node));
+  if (info[root_node].runs) ready.push_back(static_cast<const BackwardRecord*>(root_node));
   std::vector<const BackwardRecord*> visited;  // to release afterwards
   std::vector<Tensor> in_grads;
   while (!ready.empty()) {
@@ -117,11 +145,18 @@ std::vector<Tensor> Backward(const Tensor& root, const Tensor* grad_output,
       grads.erase(slot);
     }
     for (size_t i = 0; i < r->inputs().size(); ++i) {
-      const RecordInput& in = r->inputs()[i];
-      if (!in.node) continue;
-      if (!in_grads[i].is_null()) Accumulate(grads[in.node.get()], in_grads[i], true, ctx);
-      if (--dependents[in.node.get()] == 0 && !in.node->IsLeaf()) {
-        ready.push_back(static_cast<const BackwardRecord*>(in.node.get()));
+      const AutogradNode* node = r->inputs()[i].node.get();
+      if (!node) continue;
+      NodeInfo& n = info.find(node)->second;
+      if (!in_grads[i].is_null()) {
+        if (n.runs || wanted.count(node)) {
+          Accumulate(grads[node], in_grads[i], true, ctx);
+        } else {
+          in_grads[i].Dispose();  // leads to no requested tensor
+        }
+      }
+      if (n.runs && --n.dependents == 0) {
+        ready.push_back(static_cast<const BackwardRecord*>(node));
       }
     }
   }

@@ -173,6 +173,31 @@ TEST_F(AutogradTest, SecondBackwardNeedsRetainGraph) {
                GraphReleasedException);
 }
 
+// Only the records some requested tensor is reachable from run, and only those are released
+// (PyTorch's rule): a backward with respect to the root itself or to a tensor the root does not
+// depend on runs nothing, and a branch that leads to no requested tensor stays usable.
+TEST_F(AutogradTest, OnlyRecordsLeadingToARequestedTensorRunAndAreReleased) {
+  const Tensor a = Filled(Shape{2}, 2).WithRequiresGrad();
+  const Tensor c = Filled(Shape{2}, 3).WithRequiresGrad();
+  const Tensor unrelated = Filled(Shape{2}, 1).WithRequiresGrad();
+  const Tensor u = ops::Sum(ops::Exp(c, ctx_), {}, false, ctx_);
+  const Tensor y = ops::Add(ops::Sum(ops::Exp(a, ctx_), {}, false, ctx_), u, ctx_);
+
+  const auto self = Backward(y, nullptr, std::vector<Tensor>{y}, ctx_);
+  EXPECT_EQ(self[0].At<float>({}), 1.0f) << "d y / d y is the seed";
+  const auto none = Backward(y, nullptr, std::vector<Tensor>{unrelated}, ctx_);
+  EXPECT_EQ(none[0].At<float>({1}), 0.0f);
+  const auto ga = Backward(y, nullptr, std::vector<Tensor>{a}, ctx_);
+  EXPECT_FLOAT_EQ(ga[0].At<float>({0}), std::exp(a.At<float>({0})))
+      << "the graph was still whole after the two backwards that ran nothing";
+
+  const auto gc = Backward(u, nullptr, std::vector<Tensor>{c}, ctx_);
+  EXPECT_FLOAT_EQ(gc[0].At<float>({1}), std::exp(c.At<float>({1})))
+      << "u's branch leads to no requested tensor of the backward to a: it did not run";
+  EXPECT_THROW(Backward(y, nullptr, std::vector<Tensor>{c}, ctx_), GraphReleasedException)
+      << "y's Add ran (and was released) in the backward to a";
+}
+
 TEST_F(AutogradTest, TheDefaultSeedAndZerosTakeTheTypesOfRootAndInputs) {
   const Tensor a = Filled(Shape{2}, 3).WithRequiresGrad();
   const Tensor unused = ops::Cast(Filled(Shape{2}, 1), DType::kDouble, ctx_).WithRequiresGrad();
