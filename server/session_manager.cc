@@ -84,8 +84,7 @@ std::shared_ptr<Session> SessionManager::Create(const SessionRequest& r) {
   o.memory_limit_bytes =
       r.memory_limit_bytes ? r.memory_limit_bytes : config_.session_memory_default;
   if (o.memory_limit_bytes > config_.session_memory_max) {
-    // Exact counts beside the rounded ones: 1 GiB + 1 byte must not read as "1.0 GiB is above 1
-    // GiB".
+    // Exact counts beside the rounded sizes: one byte over 1 GiB must not read as 1 GiB.
     throw ResourceExhausted(
         "memory_limit_bytes " + std::to_string(o.memory_limit_bytes) + " (" +
         FormatBytes(o.memory_limit_bytes) + ") is above the server's per-session maximum of " +
