@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "core/common/exceptions.h"
+#include "core/kernels/thread_pool.h"
 #include "core/memory/memory_budget.h"
 #include "server/inline_cost.h"
 #include "server/logging.h"
@@ -202,6 +204,9 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
     try {
       const CancelScope scope(&reactor->token());  // long kernels stop when the call does
       const ConvCacheScope conv_cache(&session->conv_cache());
+      // A request on a worker may run many kernels: the pool's threads stay awake meanwhile.
+      std::optional<ThreadPool::Warm> warm;
+      if (!call.ran_inline) warm.emplace(ThreadPool::Shared());
       CheckOpen(*session);
       CheckLive(*call.ctx, "before it started");
       reactor->request_charge().Start();

@@ -7,6 +7,7 @@
 #include "core/common/cancellation.h"
 #include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/conv_dnnl.h"
+#include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
 namespace {
@@ -317,31 +318,80 @@ blasint B(int64_t v) { return static_cast<blasint>(v); }
 constexpr int64_t kBatchWork = int64_t{1} << 18;
 
 // How the fast kernels batch images: `images` per sgemm, their columns side by side with
-// leading dimension ld. Taken from the formula's output extents (ConvDimsOf(x, w, p)), which
-// bound the actual ones, so the scratch sized from the shapes always holds a batch.
+// leading dimension ld, `count` batches in all. Taken from the formula's output extents
+// (ConvDimsOf(x, w, p)), which bound the actual ones, so the scratch sized from the shapes
+// always holds a batch.
 struct Batch {
-  int64_t images, ld;
+  int64_t images, ld, count;
 };
 Batch BatchOf(const Shape& x, const Shape& w, const Conv2dParams& p) {
   const ConvDims f = ConvDimsOf(x, w, p);
   int64_t images = kBatchWork;  // divided step by step: the product may not fit
   for (const int64_t e : {f.kg, f.Rows(), f.Cols()}) images /= std::max<int64_t>(e, 1);
   images = std::clamp<int64_t>(images, 1, std::max<int64_t>(f.n, 1));
-  return {images, images * f.Cols()};
+  return {images, images * f.Cols(), (f.n + images - 1) / images};
 }
 
-// Scratch layout: [col: Rows x ld][weights: K x Rows][a batch's output or output gradient:
-// K x ld].
+// Batches run on several threads, each with its own unfolded batch (a slot of the scratch),
+// when a slot is at most this large: small images, whose kernels are short enough that one
+// thread's share is worth a hop. Larger problems keep one slot and stay on the caller.
+constexpr int64_t kSlotFloats = int64_t{1} << 20;
+
+// The weight gradient sums its batches into at most this many parts (each part's batches in
+// order, then the parts in order) so that threads can share it; the parts depend on the shapes
+// alone, so the bits do not depend on the number of threads.
+constexpr int64_t kWeightParts = 8;
+
+// A slot: one batch unfolded (Rows x ld) and a batch's output or output gradient (K x ld).
+int64_t SlotFloats(const ConvDims& d, const Batch& b) { return d.Rows() * b.ld + d.k * b.ld; }
+
+// The slots a problem's batches spread over on `threads` threads (1 when a slot is large).
+int64_t SlotsOf(const ConvDims& d, const Batch& b, int threads) {
+  if (SlotFloats(d, b) > kSlotFloats) return 1;
+  return std::clamp<int64_t>(threads, 1, std::max<int64_t>(b.count, 1));
+}
+
+// The parts of the weight gradient: one for a large slot, else up to kWeightParts.
+int64_t WeightPartsOf(const ConvDims& d, const Batch& b) {
+  if (SlotFloats(d, b) > kSlotFloats) return 1;
+  return std::clamp<int64_t>(b.count, 1, kWeightParts);
+}
+
+// Scratch layout: [weights (or the weight gradient's parts after the first): K x Rows each]
+// [slot 0][slot 1]...
 struct Scratch {
-  float* col;
   float* weights;
-  float* out;
-  Scratch(const ConvDims& d, const Batch& b, std::span<float> s)
-      : col(s.data()), weights(col + d.Rows() * b.ld), out(weights + d.k * d.Rows()) {}
-  static int64_t Floats(const ConvDims& d, const Batch& b) {
-    return d.Rows() * b.ld + d.k * d.Rows() + d.k * b.ld;
+  float* slots;
+  int64_t slot_floats;
+  Scratch(const ConvDims& d, const Batch& b, int64_t weight_blocks, std::span<float> s)
+      : weights(s.data()),
+        slots(weights + weight_blocks * d.k * d.Rows()),
+        slot_floats(SlotFloats(d, b)) {}
+  float* Col(int64_t slot) const { return slots + slot * slot_floats; }
+  float* Out(const ConvDims& d, const Batch& b, int64_t slot) const {
+    return Col(slot) + d.Rows() * b.ld;
+  }
+  static int64_t Floats(const ConvDims& d, const Batch& b, int threads) {
+    const int64_t weight_blocks = std::max<int64_t>(1, WeightPartsOf(d, b) - 1);
+    return weight_blocks * d.k * d.Rows() + SlotsOf(d, b, threads) * SlotFloats(d, b);
   }
 };
+
+// Runs body(n0, m, slot) for every batch (images [n0, n0 + m)), the batches split into
+// contiguous runs over the pool, each run on its own slot; stops between batches once cancel
+// is cancelled.
+template <typename Body>
+void ForEachBatch(ThreadPool& pool, const ConvDims& d, const Batch& b, const CancelToken* cancel,
+                  const Body& body) {
+  const int64_t slots = SlotsOf(d, b, pool.threads());
+  pool.ParallelFor(slots, [&](int64_t slot) {
+    for (int64_t k = b.count * slot / slots; k < b.count * (slot + 1) / slots; ++k) {
+      if (Cancelled(cancel)) return;
+      const int64_t n0 = k * b.images;
+      body(n0, std::min(b.images, d.n - n0), slot);
+    }
+  });
+}
 
 // Whether the oneDNN path is built in: the TSan build leaves it out (OpenMP's threads are
 // invisible to ThreadSanitizer, which would report libgomp's own synchronization).
@@ -380,85 +430,84 @@ void AddImages(const float* product, int64_t ld, const ConvDims& d, int64_t n0, 
 
 int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p,
                                 int threads) {
-  const int64_t im2col = Scratch::Floats(ConvDimsOf(x, w, p), BatchOf(x, w, p));
+  const int64_t im2col = Scratch::Floats(ConvDimsOf(x, w, p), BatchOf(x, w, p), threads);
   if (!kDnnl || p.keep_layout == 0) return im2col;
   return std::max(im2col, DnnlConvScratchFloats(x, w, p, threads));
 }
 
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, int threads) {
+                Tensor& out, std::span<float> scratch, ThreadPool& pool) {
   if (kDnnl && DnnlConvApplies(x, w, out, bias, p)) {
-    return DnnlConv2d(x, w, bias, p, out, scratch, threads);
+    return DnnlConv2d(x, w, bias, p, out, scratch, pool.threads());
   }
   const ConvDims d = ConvDimsOf(x.shape(), w.shape(), out.shape(), p);
   float* po = out.MutableStorage<float>().data() + out.offset();
   if (out.ElementCount() == 0) return;
   const bool nhwc = out.layout() == Layout::kNhwc;
   const Batch batch = BatchOf(x.shape(), w.shape(), p);
-  const Scratch s(d, batch, scratch);
+  const Scratch s(d, batch, 1, scratch);
   const Strided4 vx(x);
   const float* pw = Dense(w, s.weights);
-  const CancelToken* cancel = CurrentCancelToken();
-  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
-    if (Cancelled(cancel)) return;
-    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
+  ForEachBatch(pool, d, batch, CurrentCancelToken(), [&](int64_t n0, int64_t m, int64_t slot) {
+    const int64_t cols = m * d.Cols();
+    float* col = s.Col(slot);
     for (int64_t n = n0; n < n0 + m; ++n) FillBias(bias, d, nhwc, n, po);
     for (int64_t g = 0; g < d.groups; ++g) {
-      Im2ColImages(vx, d, p, n0, m, g * d.cg, s.col, batch.ld);
+      Im2ColImages(vx, d, p, n0, m, g * d.cg, col, batch.ld);
       const float* wg = pw + g * d.kg * d.Rows();
       if (nhwc) {  // out_g^T (cols x kg) += col^T (cols x Rows) x w_g^T (Rows x kg)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(cols), B(d.kg), B(d.Rows()), 1.0f,
-                    s.col, B(batch.ld), wg, B(d.Rows()), 1.0f, po + n0 * d.Cols() * d.k + g * d.kg,
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(cols), B(d.kg), B(d.Rows()), 1.0f, col,
+                    B(batch.ld), wg, B(d.Rows()), 1.0f, po + n0 * d.Cols() * d.k + g * d.kg,
                     B(d.k));
       } else if (m == 1) {  // out_g (kg x Cols) += w_g (kg x Rows) x col (Rows x Cols)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(cols), B(d.Rows()), 1.0f,
-                    wg, B(d.Rows()), s.col, B(batch.ld), 1.0f,
-                    po + (n0 * d.k + g * d.kg) * d.Cols(), B(d.Cols()));
-      } else {  // the same for m images into s.out, then added to each image's channels
+                    wg, B(d.Rows()), col, B(batch.ld), 1.0f, po + (n0 * d.k + g * d.kg) * d.Cols(),
+                    B(d.Cols()));
+      } else {  // the same for m images into the slot's out, then added to each image's channels
+        float* product = s.Out(d, batch, slot);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B(d.kg), B(cols), B(d.Rows()), 1.0f,
-                    wg, B(d.Rows()), s.col, B(batch.ld), 0.0f, s.out, B(batch.ld));
-        AddImages(s.out, batch.ld, d, n0, m, g * d.kg, po);
+                    wg, B(d.Rows()), col, B(batch.ld), 0.0f, product, B(batch.ld));
+        AddImages(product, batch.ld, d, n0, m, g * d.kg, po);
       }
     }
-  }
+  });
 }
 
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, int threads) {
+                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool) {
   if (kDnnl && DnnlConvApplies(grad_x, w, grad_out, nullptr, p)) {
-    return DnnlConv2dBackwardInput(grad_out, w, p, grad_x, scratch, threads);
+    return DnnlConv2dBackwardInput(grad_out, w, p, grad_x, scratch, pool.threads());
   }
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   const Strided4 vx(grad_x);
   if (grad_x.ElementCount() == 0) return;
   const Batch batch = BatchOf(grad_x.shape(), w.shape(), p);
-  const Scratch s(d, batch, scratch);
+  const Scratch s(d, batch, 1, scratch);
   const float* pw = Dense(w, s.weights);
-  const CancelToken* cancel = CurrentCancelToken();
-  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
-    if (Cancelled(cancel)) return;
-    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
-    const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.out);
+  ForEachBatch(pool, d, batch, CurrentCancelToken(), [&](int64_t n0, int64_t m, int64_t slot) {
+    const int64_t cols = m * d.Cols();
+    float* col = s.Col(slot);
+    const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.Out(d, batch, slot));
     for (int64_t g = 0; g < d.groups; ++g) {
       if (d.kg == 0 || cols == 0) {
         for (int64_t r = 0; r < d.Rows(); ++r) {
-          std::fill(s.col + r * batch.ld, s.col + r * batch.ld + cols, 0.0f);
+          std::fill(col + r * batch.ld, col + r * batch.ld + cols, 0.0f);
         }
       } else {
         // col (Rows x cols) = w_g^T (Rows x kg) x grad_out_g (kg x cols)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, B(d.Rows()), B(cols), B(d.kg), 1.0f,
                     pw + g * d.kg * d.Rows(), B(d.Rows()), pg + g * d.kg * batch.ld, B(batch.ld),
-                    0.0f, s.col, B(batch.ld));
+                    0.0f, col, B(batch.ld));
       }
-      Col2ImImages(s.col, d, p, n0, m, g * d.cg, vx, batch.ld);
+      Col2ImImages(col, d, p, n0, m, g * d.cg, vx, batch.ld);
     }
-  }
+  });
 }
 
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, int threads) {
+                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool) {
   if (kDnnl && DnnlConvApplies(x, grad_w, grad_out, nullptr, p)) {
-    return DnnlConv2dBackwardWeight(grad_out, x, p, grad_w, scratch, threads);
+    return DnnlConv2dBackwardWeight(grad_out, x, p, grad_w, scratch, pool.threads());
   }
   const ConvDims d = ConvDimsOf(x.shape(), grad_w.shape(), grad_out.shape(), p);
   const CancelToken* cancel = CurrentCancelToken();
@@ -467,19 +516,35 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
   std::fill(pw, pw + grad_w.ElementCount(), 0.0f);
   if (d.Cols() == 0 || d.kg == 0) return;
   const Batch batch = BatchOf(x.shape(), grad_w.shape(), p);
-  const Scratch s(d, batch, scratch);
+  const int64_t parts = WeightPartsOf(d, batch), size = d.k * d.Rows();
+  const Scratch s(d, batch, std::max<int64_t>(1, parts - 1), scratch);
+  // Part q's sum: grad_w itself for the first, a block of the scratch for the others.
+  const auto part_sum = [&](int64_t q) { return q == 0 ? pw : s.weights + (q - 1) * size; };
+  const int64_t slots = SlotsOf(d, batch, pool.threads());
   const Strided4 vx(x);
-  for (int64_t n0 = 0; n0 < d.n; n0 += batch.images) {
-    if (Cancelled(cancel)) return;
-    const int64_t m = std::min(batch.images, d.n - n0), cols = m * d.Cols();
-    const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.out);
-    for (int64_t g = 0; g < d.groups; ++g) {
-      Im2ColImages(vx, d, p, n0, m, g * d.cg, s.col, batch.ld);
-      // grad_w_g (kg x Rows) += grad_out_g (kg x cols) x col^T (cols x Rows)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(cols), 1.0f,
-                  pg + g * d.kg * batch.ld, B(batch.ld), s.col, B(batch.ld), 1.0f,
-                  pw + g * d.kg * d.Rows(), B(d.Rows()));
+  pool.ParallelFor(slots, [&](int64_t slot) {
+    for (int64_t q = slot; q < parts; q += slots) {
+      float* sum = part_sum(q);
+      std::fill(sum, sum + size, 0.0f);
+      for (int64_t k = batch.count * q / parts; k < batch.count * (q + 1) / parts; ++k) {
+        if (Cancelled(cancel)) return;
+        const int64_t n0 = k * batch.images, m = std::min(batch.images, d.n - n0);
+        const int64_t cols = m * d.Cols();
+        float* col = s.Col(slot);
+        const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.Out(d, batch, slot));
+        for (int64_t g = 0; g < d.groups; ++g) {
+          Im2ColImages(vx, d, p, n0, m, g * d.cg, col, batch.ld);
+          // sum_g (kg x Rows) += grad_out_g (kg x cols) x col^T (cols x Rows)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(cols), 1.0f,
+                      pg + g * d.kg * batch.ld, B(batch.ld), col, B(batch.ld), 1.0f,
+                      sum + g * d.kg * d.Rows(), B(d.Rows()));
+        }
+      }
     }
+  });
+  for (int64_t q = 1; q < parts; ++q) {  // the parts in order: the same bits on any pool
+    const float* sum = part_sum(q);
+    for (int64_t e = 0; e < size; ++e) pw[e] += sum[e];
   }
 }
 

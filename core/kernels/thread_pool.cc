@@ -1,10 +1,25 @@
 #include "core/kernels/thread_pool.h"
 
 #include <cstdlib>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace onemodel {
+namespace {
 
-ThreadPool::ThreadPool(int threads) {
+// One polling step: tells the core this thread is waiting on memory.
+void Pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int threads, std::chrono::microseconds warm_poll) : warm_poll_(warm_poll) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -46,6 +61,7 @@ void ThreadPool::Run(int64_t tasks, void (*call)(const void*, int64_t), const vo
     std::lock_guard guard(mutex_);
     job.link = queue_;
     queue_ = &job;
+    published_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   int64_t ran = Work(job);
@@ -58,14 +74,69 @@ void ThreadPool::Run(int64_t tasks, void (*call)(const void*, int64_t), const vo
     }
   }
   job.done += ran;
+  const auto settled = [&] { return job.done == tasks && job.active == 0; };
+  if (!settled() && Warmed()) {  // the workers' last tasks are short: poll before sleeping
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + warm_poll_;
+    for (int spin = 1; !job.settled.load(std::memory_order_acquire); ++spin) {
+      Pause();
+      if (spin % 64 == 0) {
+        if (std::chrono::steady_clock::now() > until) break;
+        std::this_thread::yield();  // the worker may share this core
+      }
+    }
+    lock.lock();
+  }
   // Workers still inside the job may touch it: wait until they have all left.
-  finished_.wait(lock, [&] { return job.done == tasks && job.active == 0; });
+  finished_.wait(lock, settled);
+}
+
+ThreadPool::Warm::Warm(ThreadPool& pool) : pool_(pool) {
+  // The first scope wakes sleeping workers now, so they are polling by the first kernel.
+  if (pool_.warm_.fetch_add(1, std::memory_order_relaxed) == 0 && pool_.Warmed()) {
+    std::lock_guard guard(pool_.mutex_);
+    ++pool_.warm_epoch_;
+    pool_.wake_.notify_all();
+  }
+}
+
+ThreadPool::Warm::~Warm() { pool_.warm_.fetch_sub(1, std::memory_order_relaxed); }
+
+bool ThreadPool::Warmed() const {
+  const int warm = warm_.load(std::memory_order_relaxed);
+  return warm > 0 && warm < threads();
+}
+
+void ThreadPool::Poll(uint64_t seen) const {
+  const auto until = std::chrono::steady_clock::now() + warm_poll_;
+  for (int spin = 0; published_.load(std::memory_order_acquire) == seen; ++spin) {
+    Pause();
+    if (spin % 64 == 0) {
+      if (!Warmed() || std::chrono::steady_clock::now() > until) return;
+      // A thread woken onto its waker's core would hold that core from it: let it run.
+      std::this_thread::yield();
+    }
+  }
 }
 
 void ThreadPool::WorkerLoop() {
   std::unique_lock lock(mutex_);
+  // The warm epoch in which this worker last polled without finding a job; it polls again
+  // after its next job or in the next epoch.
+  uint64_t cooled_in = ~uint64_t{0};
+  const auto may_poll = [&] { return Warmed() && cooled_in != warm_epoch_; };
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || queue_ != nullptr; });
+    if (!stopping_ && queue_ == nullptr && may_poll()) {
+      const uint64_t seen = published_.load(std::memory_order_relaxed);
+      const uint64_t epoch = warm_epoch_;
+      lock.unlock();
+      Poll(seen);
+      lock.lock();
+      if (published_.load(std::memory_order_relaxed) == seen) cooled_in = epoch;
+      continue;
+    }
+    wake_.wait(lock, [&] { return stopping_ || queue_ != nullptr || may_poll(); });
+    if (queue_ == nullptr && !stopping_) continue;  // woken to poll
     if (stopping_) return;
     Job& job = *queue_;
     if (job.next.load(std::memory_order_relaxed) >= job.tasks) {
@@ -73,11 +144,15 @@ void ThreadPool::WorkerLoop() {
       continue;
     }
     ++job.active;
+    cooled_in = ~uint64_t{0};
     lock.unlock();
     const int64_t ran = Work(job);
     lock.lock();
     job.done += ran;
-    if (--job.active == 0 && job.done == job.tasks) finished_.notify_all();
+    if (--job.active == 0 && job.done == job.tasks) {
+      job.settled.store(true, std::memory_order_release);
+      finished_.notify_all();
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "core/kernels/kernels.h"
+#include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
 
@@ -35,15 +36,18 @@ void Conv2dBackwardInputReference(const Tensor& grad_out, const Tensor& w, const
 void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                    Tensor& grad_w);
 
-// Scratch of the fast kernels: one group's unfolded image, a dense copy of the weights and of
-// one image's output gradient; with keep_layout, at least what the oneDNN path needs
-// (conv_dnnl.h), which takes dense NHWC activations on `threads` threads.
+// Scratch of the fast kernels: a dense copy of the weights (or the weight gradient's partial
+// sums) and, per thread that works on it, one batch of images unfolded and that batch's output
+// or output gradient; with keep_layout, at least what the oneDNN path needs (conv_dnnl.h),
+// which takes dense NHWC activations on `threads` threads.
 int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
+// The fast kernels split their batches of small images over `pool` (the scratch sized for its
+// threads); the results do not depend on the number of threads.
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, int threads);
+                Tensor& out, std::span<float> scratch, ThreadPool& pool);
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, int threads);
+                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool);
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, int threads);
+                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool);
 
 }  // namespace onemodel::internal
