@@ -16,6 +16,7 @@ Tensors travel inline as FLOAT (the operations compute FLOAT only).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,6 +27,8 @@ from . import shape_infer as _infer
 from . import tensors as _t
 
 _BIG = (1 << 63) - 1
+_FLOAT = _t.DataType.FLOAT
+_DATA_TYPES = {int(d): d for d in _t.DataType}  # DataType(i) without the Enum call's cost
 # what an operation takes besides a Tensor: sent inline as FLOAT
 Operand = Union['Tensor', np.ndarray, float, int, Sequence[Any]]
 Ints = Union[int, Sequence[int]]
@@ -116,11 +119,17 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
     it for an operation they do not wrap."""
-    first = next((x for x in inputs if isinstance(x, Tensor)), None)
-    if first is None:
+    for x in inputs:
+        if isinstance(x, Tensor):
+            g = x._graph
+            break
+    else:
         raise TypeError('%s needs at least one onemodel.Tensor input' % op)
-    g = first._graph
+    # one pass: the inputs, their shapes, types and whether they require gradients
     ins: List[Any] = []
+    shapes: List[Optional[Tuple[int, ...]]] = []
+    dtypes: List[Optional[_t.DataType]] = []
+    req: List[bool] = []
     for x in inputs:
         if isinstance(x, Tensor):
             if x._graph is not g:
@@ -128,21 +137,27 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
                                  'session that made it' % op)
             x._check_usable()
             ins.append(x)
+            shapes.append(x._shape)
+            dtypes.append(x._dtype)
+            req.append(x._requires_grad)
         else:
-            ins.append(_constant(x))
-    shapes = [x._shape if isinstance(x, Tensor) else tuple(x.shape) for x in ins]
-    dtypes = [x._dtype if isinstance(x, Tensor) else _t.DataType.FLOAT for x in ins]
-    req = [isinstance(x, Tensor) and x._requires_grad for x in ins]
+            c = _constant(x)
+            ins.append(c)
+            shapes.append(c.shape)
+            dtypes.append(_FLOAT)
+            req.append(False)
+    grad_enabled = g.grad_enabled
     t = Tensor.__new__(Tensor)
     t._init(g)
     # attribute values are checked now, so a bad one is raised at the line that made it
     t._op, t._inputs = op, tuple(ins)
-    t._attrs = {name: _attribute(name, value) for name, value in attrs.items()}
-    t._placement, t._no_grad = _placement_name(placement), not g.grad_enabled
+    t._attrs = {name: _attribute(name, value) for name, value in attrs.items()} if attrs else {}
+    t._placement = None if placement is None else _placement_name(placement)
+    t._no_grad = not grad_enabled
     t._site = _pending.creation_site()
     t._shape = _infer.infer_shape(op, shapes, attrs)
     t._dtype = _infer.infer_dtype(op, dtypes, attrs)
-    t._requires_grad = _infer.records(op, req, dtypes, attrs, g.grad_enabled)
+    t._requires_grad = _infer.records(op, req, dtypes, attrs, grad_enabled)
     t._grad_fn = _infer.GRAD_FN_NAME.get(op, op) if t._requires_grad else None
     g.add(t)
     return t
@@ -204,10 +219,12 @@ class Tensor:
     def _materialize(self, info: Any, epoch: int) -> None:
         self._info, self._epoch = info, epoch
         self._shape = tuple(info.dims)
-        self._dtype = _t.DataType(info.data_type)
+        dtype = _DATA_TYPES.get(info.data_type)
+        self._dtype = _t.DataType(info.data_type) if dtype is None else dtype
         self._requires_grad = info.requires_grad
-        self._grad_fn = info.grad_fn if info.grad_fn not in ('', 'leaf') else None
-        self._inputs = tuple(x for x in self._inputs if isinstance(x, Tensor))  # for backward()
+        grad_fn = info.grad_fn
+        self._grad_fn = grad_fn if grad_fn not in ('', 'leaf') else None
+        self._inputs = tuple([x for x in self._inputs if isinstance(x, Tensor)])  # for backward()
         self._attrs = {}
 
     def _fail(self, err: Any) -> None:
@@ -386,7 +403,7 @@ class Tensor:
             inputs = _leaves(self)
         else:
             inputs = list(inputs)
-        if gradient is None and self._shape is not None and int(np.prod(self._shape)) == 1:
+        if gradient is None and self._shape is not None and math.prod(self._shape) == 1:
             grads = _queued_grads(self, inputs, retain_graph)
         else:
             grads = grad(self, inputs, gradient, retain_graph=retain_graph)
