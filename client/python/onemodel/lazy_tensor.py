@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _wire
 from . import client as _client  # (loaded first by the package: it imports this one lazily)
 from . import pending as _pending
 from . import shape_infer as _infer
@@ -95,24 +96,25 @@ def _pool_attrs(kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool)
             'pads': _pair(padding), 'ceil_mode': int(ceil_mode)}
 
 
-_ATTRIBUTES: Dict[Any, Any] = {}  # attribute messages by value, shared by queued operations
+_ATTRIBUTES: Dict[Any, bytes] = {}  # encoded attributes by name and value (onemodel._wire)
 _MAX_ATTRIBUTES = 4096
 
 
-def _attribute(name: str, value: Any) -> Any:
-    """make_attribute(value, name), made once per value (the messages are only ever copied into
-    requests, never changed): a training step's operations repeat the same few attributes."""
+def _attribute(name: str, value: Any) -> bytes:
+    """The attribute map entry `name` = make_attribute(value, name) as encoded by
+    onemodel._wire, made once per name and value: a training step's operations repeat the
+    same few attributes. Raises make_attribute's error for a bad value."""
     # by repr, not by value: -0.0 == 0.0 and 1 == 1.0 == True, the attributes differ
     if not isinstance(value, (list, tuple, bool, int, float, str, np.integer, np.floating)):
-        return _client.make_attribute(value, name)  # an array or a message: made each time
-    key = (type(value), repr(value))
-    message = _ATTRIBUTES.get(key)
-    if message is None:
-        message = _client.make_attribute(value, name)
+        return _wire.attribute(name, _client.make_attribute(value, name))  # an array or a message
+    key = (name, type(value), repr(value))
+    entry = _ATTRIBUTES.get(key)
+    if entry is None:
+        entry = _wire.attribute(name, _client.make_attribute(value, name))
         if len(_ATTRIBUTES) >= _MAX_ATTRIBUTES:
             _ATTRIBUTES.clear()
-        _ATTRIBUTES[key] = message
-    return message
+        _ATTRIBUTES[key] = entry
+    return entry
 
 
 def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
@@ -151,8 +153,9 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     t._init(g)
     # attribute values are checked now, so a bad one is raised at the line that made it
     t._op, t._inputs = op, tuple(ins)
-    t._attrs = {name: _attribute(name, value) for name, value in attrs.items()} if attrs else {}
+    attributes = [_attribute(name, value) for name, value in attrs.items()]
     t._placement = None if placement is None else _placement_name(placement)
+    t._fields = b''.join([_wire.op_name(op), *attributes, _wire.PLACEMENTS[t._placement]])
     t._no_grad = not grad_enabled
     t._site = _pending.creation_site()
     t._shape = _infer.infer_shape(op, shapes, attrs)
@@ -167,7 +170,7 @@ class Tensor:
     """A tensor on the server (see the module doc). Made by Session.tensor / parameter, by
     operations on other Tensors, and by backward (gradients)."""
 
-    __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_attrs', '_placement',
+    __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_fields', '_placement',
                  '_no_grad', '_site', '_shape', '_dtype', '_requires_grad', '_grad_fn', '_leaf',
                  'grad', '__weakref__')
 
@@ -177,7 +180,7 @@ class Tensor:
     _error: Any                     # the OneModelError it failed with (raised again on use)
     _op: Optional[str]              # queued: the operation, its inputs and attributes
     _inputs: Tuple[Any, ...]
-    _attrs: Dict[str, Any]          # name -> protocol Attribute
+    _fields: bytes                  # op, attributes and placement encoded (onemodel._wire)
     _placement: Optional[str]
     _no_grad: bool
     _site: Any                      # onemodel.pending.Site that created it
@@ -198,7 +201,7 @@ class Tensor:
     def _init(self, graph: Any) -> None:
         self._graph = graph
         self._info = self._error = self._op = self._site = self.grad = None
-        self._inputs, self._attrs, self._placement, self._no_grad = (), {}, None, False
+        self._inputs, self._fields, self._placement, self._no_grad = (), b'', None, False
         self._leaf, self._epoch = False, 0
 
     @classmethod
@@ -225,7 +228,7 @@ class Tensor:
         grad_fn = info.grad_fn
         self._grad_fn = grad_fn if grad_fn not in ('', 'leaf') else None
         self._inputs = tuple([x for x in self._inputs if isinstance(x, Tensor)])  # for backward()
-        self._attrs = {}
+        self._fields = b''
 
     def _fail(self, err: Any) -> None:
         self._error = err
