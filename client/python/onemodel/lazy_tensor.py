@@ -815,7 +815,9 @@ def _leaves(root: Tensor) -> List[Tensor]:
         seen.add(id(t))
         if t._leaf and t._requires_grad:
             out.append(t)
-        stack.extend(x for x in reversed(t._inputs) if isinstance(x, Tensor))
+        for x in reversed(t._inputs):
+            if isinstance(x, Tensor) and id(x) not in seen:
+                stack.append(x)
     if not out:
         raise ValueError('backward(): the tensor depends on no leaf that requires gradients; '
                          'make parameters with Session.parameter() or requires_grad=True')
