@@ -333,6 +333,10 @@ class Client:
         self.target = target
         self.channel = channel
         self.stub = pb_grpc.OneModelStub(channel)
+        # Run for a RunRequest already serialized (the tensor API writes its own: _wire.py)
+        self._serialized_run = channel.unary_unary(
+            '/%s/Run' % pb.DESCRIPTOR.services_by_name['OneModel'].full_name,
+            request_serializer=None, response_deserializer=pb.RunReply.FromString)
         self.health_stub = health_pb2_grpc.HealthStub(channel)
         self.metadata = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
@@ -475,6 +479,11 @@ class Session:
         fn = getattr(self.client.stub, method)
         kwargs.setdefault('timeout', self.client.timeout)
         return _rpc(method, fn, request, metadata=self.metadata, **kwargs)
+
+    def _run_serialized(self, request: bytes):
+        """Run of a serialized RunRequest: the RunReply, or the OneModelError of _call."""
+        return _rpc('Run', self.client._serialized_run, request, metadata=self.metadata,
+                    timeout=self.client.timeout)
 
     def _streams(self, nbytes: int, stream: Optional[bool]) -> bool:
         return _transfer.should_stream(nbytes, stream, self.client.stream_threshold_bytes,

@@ -16,16 +16,20 @@ Tensors travel inline as FLOAT (the operations compute FLOAT only).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _wire
 from . import client as _client  # (loaded first by the package: it imports this one lazily)
 from . import pending as _pending
 from . import shape_infer as _infer
 from . import tensors as _t
 
 _BIG = (1 << 63) - 1
+_FLOAT = _t.DataType.FLOAT
+_DATA_TYPES = {int(d): d for d in _t.DataType}  # DataType(i) without the Enum call's cost
 # what an operation takes besides a Tensor: sent inline as FLOAT
 Operand = Union['Tensor', np.ndarray, float, int, Sequence[Any]]
 Ints = Union[int, Sequence[int]]
@@ -92,35 +96,42 @@ def _pool_attrs(kernel_size: Ints, stride: Ints, padding: Ints, ceil_mode: bool)
             'pads': _pair(padding), 'ceil_mode': int(ceil_mode)}
 
 
-_ATTRIBUTES: Dict[Any, Any] = {}  # attribute messages by value, shared by queued operations
+_ATTRIBUTES: Dict[Any, bytes] = {}  # encoded attributes by name and value (onemodel._wire)
 _MAX_ATTRIBUTES = 4096
 
 
-def _attribute(name: str, value: Any) -> Any:
-    """make_attribute(value, name), made once per value (the messages are only ever copied into
-    requests, never changed): a training step's operations repeat the same few attributes."""
+def _attribute(name: str, value: Any) -> bytes:
+    """The attribute map entry `name` = make_attribute(value, name) as encoded by
+    onemodel._wire, made once per name and value: a training step's operations repeat the
+    same few attributes. Raises make_attribute's error for a bad value."""
     # by repr, not by value: -0.0 == 0.0 and 1 == 1.0 == True, the attributes differ
     if not isinstance(value, (list, tuple, bool, int, float, str, np.integer, np.floating)):
-        return _client.make_attribute(value, name)  # an array or a message: made each time
-    key = (type(value), repr(value))
-    message = _ATTRIBUTES.get(key)
-    if message is None:
-        message = _client.make_attribute(value, name)
+        return _wire.attribute(name, _client.make_attribute(value, name))  # an array or a message
+    key = (name, type(value), repr(value))
+    entry = _ATTRIBUTES.get(key)
+    if entry is None:
+        entry = _wire.attribute(name, _client.make_attribute(value, name))
         if len(_ATTRIBUTES) >= _MAX_ATTRIBUTES:
             _ATTRIBUTES.clear()
-        _ATTRIBUTES[key] = message
-    return message
+        _ATTRIBUTES[key] = entry
+    return entry
 
 
 def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: Any) -> Tensor:
     """Queues operation `op` of docs/protocol.md over `inputs` (Tensors, numpy arrays,
     numbers; at least one Tensor) and returns its Tensor. The methods of Tensor use it; call
     it for an operation they do not wrap."""
-    first = next((x for x in inputs if isinstance(x, Tensor)), None)
-    if first is None:
+    for x in inputs:
+        if isinstance(x, Tensor):
+            g = x._graph
+            break
+    else:
         raise TypeError('%s needs at least one onemodel.Tensor input' % op)
-    g = first._graph
+    # one pass: the inputs, their shapes, types and whether they require gradients
     ins: List[Any] = []
+    shapes: List[Optional[Tuple[int, ...]]] = []
+    dtypes: List[Optional[_t.DataType]] = []
+    req: List[bool] = []
     for x in inputs:
         if isinstance(x, Tensor):
             if x._graph is not g:
@@ -128,21 +139,28 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
                                  'session that made it' % op)
             x._check_usable()
             ins.append(x)
+            shapes.append(x._shape)
+            dtypes.append(x._dtype)
+            req.append(x._requires_grad)
         else:
-            ins.append(_constant(x))
-    shapes = [x._shape if isinstance(x, Tensor) else tuple(x.shape) for x in ins]
-    dtypes = [x._dtype if isinstance(x, Tensor) else _t.DataType.FLOAT for x in ins]
-    req = [isinstance(x, Tensor) and x._requires_grad for x in ins]
+            c = _constant(x)
+            ins.append(c)
+            shapes.append(c.shape)
+            dtypes.append(_FLOAT)
+            req.append(False)
+    grad_enabled = g.grad_enabled
     t = Tensor.__new__(Tensor)
     t._init(g)
     # attribute values are checked now, so a bad one is raised at the line that made it
     t._op, t._inputs = op, tuple(ins)
-    t._attrs = {name: _attribute(name, value) for name, value in attrs.items()}
-    t._placement, t._no_grad = _placement_name(placement), not g.grad_enabled
+    attributes = [_attribute(name, value) for name, value in attrs.items()]
+    t._placement = None if placement is None else _placement_name(placement)
+    t._fields = b''.join([_wire.op_name(op), *attributes, _wire.PLACEMENTS[t._placement]])
+    t._no_grad = not grad_enabled
     t._site = _pending.creation_site()
     t._shape = _infer.infer_shape(op, shapes, attrs)
     t._dtype = _infer.infer_dtype(op, dtypes, attrs)
-    t._requires_grad = _infer.records(op, req, dtypes, attrs, g.grad_enabled)
+    t._requires_grad = _infer.records(op, req, dtypes, attrs, grad_enabled)
     t._grad_fn = _infer.GRAD_FN_NAME.get(op, op) if t._requires_grad else None
     g.add(t)
     return t
@@ -152,7 +170,7 @@ class Tensor:
     """A tensor on the server (see the module doc). Made by Session.tensor / parameter, by
     operations on other Tensors, and by backward (gradients)."""
 
-    __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_attrs', '_placement',
+    __slots__ = ('_graph', '_info', '_epoch', '_error', '_op', '_inputs', '_fields', '_placement',
                  '_no_grad', '_site', '_shape', '_dtype', '_requires_grad', '_grad_fn', '_leaf',
                  'grad', '__weakref__')
 
@@ -162,7 +180,7 @@ class Tensor:
     _error: Any                     # the OneModelError it failed with (raised again on use)
     _op: Optional[str]              # queued: the operation, its inputs and attributes
     _inputs: Tuple[Any, ...]
-    _attrs: Dict[str, Any]          # name -> protocol Attribute
+    _fields: bytes                  # op, attributes and placement encoded (onemodel._wire)
     _placement: Optional[str]
     _no_grad: bool
     _site: Any                      # onemodel.pending.Site that created it
@@ -183,7 +201,7 @@ class Tensor:
     def _init(self, graph: Any) -> None:
         self._graph = graph
         self._info = self._error = self._op = self._site = self.grad = None
-        self._inputs, self._attrs, self._placement, self._no_grad = (), {}, None, False
+        self._inputs, self._fields, self._placement, self._no_grad = (), b'', None, False
         self._leaf, self._epoch = False, 0
 
     @classmethod
@@ -204,11 +222,13 @@ class Tensor:
     def _materialize(self, info: Any, epoch: int) -> None:
         self._info, self._epoch = info, epoch
         self._shape = tuple(info.dims)
-        self._dtype = _t.DataType(info.data_type)
+        dtype = _DATA_TYPES.get(info.data_type)
+        self._dtype = _t.DataType(info.data_type) if dtype is None else dtype
         self._requires_grad = info.requires_grad
-        self._grad_fn = info.grad_fn if info.grad_fn not in ('', 'leaf') else None
-        self._inputs = tuple(x for x in self._inputs if isinstance(x, Tensor))  # for backward()
-        self._attrs = {}
+        grad_fn = info.grad_fn
+        self._grad_fn = grad_fn if grad_fn not in ('', 'leaf') else None
+        self._inputs = tuple([x for x in self._inputs if isinstance(x, Tensor)])  # for backward()
+        self._fields = b''
 
     def _fail(self, err: Any) -> None:
         self._error = err
@@ -386,7 +406,7 @@ class Tensor:
             inputs = _leaves(self)
         else:
             inputs = list(inputs)
-        if gradient is None and self._shape is not None and int(np.prod(self._shape)) == 1:
+        if gradient is None and self._shape is not None and math.prod(self._shape) == 1:
             grads = _queued_grads(self, inputs, retain_graph)
         else:
             grads = grad(self, inputs, gradient, retain_graph=retain_graph)
@@ -795,7 +815,9 @@ def _leaves(root: Tensor) -> List[Tensor]:
         seen.add(id(t))
         if t._leaf and t._requires_grad:
             out.append(t)
-        stack.extend(x for x in reversed(t._inputs) if isinstance(x, Tensor))
+        for x in reversed(t._inputs):
+            if isinstance(x, Tensor) and id(x) not in seen:
+                stack.append(x)
     if not out:
         raise ValueError('backward(): the tensor depends on no leaf that requires gradients; '
                          'make parameters with Session.parameter() or requires_grad=True')

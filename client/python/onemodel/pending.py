@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import grpc
 import numpy as np
 
+from . import _wire
 from . import client as _client  # (loaded first by the package: it imports this one lazily)
 from . import errors
 from . import tensors as _t
@@ -31,7 +32,6 @@ from . import tensors as _t
 MAX_RUN_OPERATIONS = 4096  # the server's default --max-run-operations (docs/protocol.md 11)
 _OPERATION_ERROR = re.compile(r'^operation (\d+) \(')
 _PACKAGE = __name__.rpartition('.')[0]
-_PLACEMENTS = {None: 0, 'pool': 1, 'arena': 2}  # the protocol's Placement values
 
 
 class Site:
@@ -142,12 +142,10 @@ class Graph:
         """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
         index = {id(t): i for i, t in enumerate(chunk)}
         reset, self.reset_next = self.reset_next, False
-        request = _client.pb.RunRequest(session_id=self.session.id, no_grad=chunk[0]._no_grad,
-                                        reset_arena=reset)
-        for t in chunk:
-            _operation(request.operations.add(), t, index)
+        request = _wire.run_request(self.session.id, [_operation(t, index) for t in chunk],
+                                    chunk[0]._no_grad, reset)
         try:
-            reply = self.session._call('Run', request)
+            reply = self.session._run_serialized(request)
         except errors.OneModelError as e:
             if not _OPERATION_ERROR.match(e.details):
                 self.reset_next = self.reset_next or reset  # refused before the reset: retry it
@@ -190,21 +188,20 @@ class Graph:
         self.reset_next = True
 
 
-def _operation(op: Any, t: Any, index: Dict[int, int]) -> None:
-    """Fills the protocol Operation `op` (a new one of the RunRequest) with the queued Tensor
-    `t`; `index` numbers the Run's earlier outputs."""
-    op.op = t._op
-    op.placement = _PLACEMENTS[t._placement]
+def _operation(t: Any, index: Dict[int, int]) -> bytes:
+    """The queued Tensor `t` as one encoded Operation of a RunRequest (onemodel._wire);
+    `index` numbers the Run's earlier outputs."""
+    fields = [t._fields]
     for x in t._inputs:
         if isinstance(x, np.ndarray):
-            op.inputs.add(tensor=_t.TensorProto(data_type=_t.DataType.FLOAT, dims=x.shape,
-                                                raw_data=x.astype('<f4', copy=False).tobytes()))
-        elif id(x) in index:
-            op.inputs.add(output=index[id(x)])
+            fields.append(_wire.tensor_input(_t.TensorProto(
+                data_type=_t.DataType.FLOAT, dims=x.shape,
+                raw_data=x.astype('<f4', copy=False).tobytes())))
         else:
-            op.inputs.add(handle=x._info.handle)
-    for name, value in t._attrs.items():
-        op.attributes[name].CopyFrom(value)
+            i = index.get(id(x))
+            fields.append(_wire.handle_input(x._info.handle) if i is None
+                          else _wire.output_input(i))
+    return _wire.operation(fields)
 
 
 def graph(session: Any) -> Graph:

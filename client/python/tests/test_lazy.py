@@ -14,7 +14,8 @@ from conftest import assert_error, start_server, stop_and_check
 
 class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
                  grpc.StreamUnaryClientInterceptor):
-    """Counts the RPCs a client makes, by method name, and keeps the Run requests."""
+    """Counts the RPCs a client makes, by method name, and keeps the Run requests (parsed: the
+    tensor API sends its RunRequest serialized)."""
 
     def __init__(self):
         self.calls = collections.Counter()
@@ -24,7 +25,8 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         method = details.method.rpartition('/')[2]
         self.calls[method] += 1
         if method == 'Run':
-            self.runs.append(request)
+            self.runs.append(onemodel.pb.RunRequest.FromString(request)
+                             if isinstance(request, bytes) else request)
 
     def intercept_unary_unary(self, continuation, details, request):
         self._count(details, request)
