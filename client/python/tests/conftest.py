@@ -5,6 +5,7 @@ ports (--listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0), announces them in --r
 at teardown gets SIGTERM and must exit with code 0.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import tempfile
 import time
 
+import grpc
 import numpy as np
 import pytest
 
@@ -143,6 +145,17 @@ def sess(client):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@contextlib.contextmanager
+def intercepted_session(server, interceptor):
+    """A session (exact kernels) of a client whose channel goes through the gRPC client
+    `interceptor`; the client is closed after."""
+    channel = grpc.intercept_channel(grpc.insecure_channel(server.grpc), interceptor)
+    client = onemodel.Client(server.grpc, channel=channel)
+    with client.session(kernels='exact') as s:
+        yield s
+    client.close()
 
 
 def assert_error(excinfo, code, *substrings):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import onemodel
-from conftest import assert_error, start_server, stop_and_check
+from conftest import assert_error, intercepted_session, start_server, stop_and_check
 
 
 class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
@@ -52,12 +52,9 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
 def counted(server):
     """(session, RpcCounter): a session whose client counts its RPCs."""
     counter = RpcCounter()
-    channel = grpc.intercept_channel(grpc.insecure_channel(server.grpc), counter)
-    client = onemodel.Client(server.grpc, channel=channel)
-    with client.session(kernels='exact') as s:
+    with intercepted_session(server, counter) as s:
         counter.take()
         yield s, counter
-    client.close()
 
 
 def test_readme_mlp_step_is_one_run(counted):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import onemodel
+from conftest import intercepted_session
 from onemodel import _wire, pb
 
 
@@ -25,11 +26,8 @@ class RunRecorder(grpc.UnaryUnaryClientInterceptor):
 def recorded(server):
     """(session, RunRecorder)."""
     recorder = RunRecorder()
-    channel = grpc.intercept_channel(grpc.insecure_channel(server.grpc), recorder)
-    client = onemodel.Client(server.grpc, channel=channel)
-    with client.session(kernels='exact') as s:
+    with intercepted_session(server, recorder) as s:
         yield s, recorder
-    client.close()
 
 
 @pytest.mark.parametrize('n', [0, 1, 127, 128, 300, (1 << 14) - 1, 1 << 14, 1 << 31, (1 << 63) - 1])
