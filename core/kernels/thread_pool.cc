@@ -1,5 +1,6 @@
 #include "core/kernels/thread_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -19,7 +20,8 @@ void Pause() {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads, std::chrono::microseconds warm_poll) : warm_poll_(warm_poll) {
+ThreadPool::ThreadPool(int threads, std::chrono::microseconds warm_poll)
+    : threads_(std::max(threads, 1)), warm_poll_(warm_poll) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 

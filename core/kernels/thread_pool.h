@@ -40,7 +40,7 @@ class ThreadPool {
   // The process-wide pool: ONEMODEL_THREADS threads if set, else one per core.
   static ThreadPool& Shared();
 
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int threads() const { return threads_; }
 
   // Keeps the pool's idle workers polling (see above) from construction to destruction: a
   // request that runs several kernels in a row holds one while it runs.
@@ -96,8 +96,10 @@ class ThreadPool {
   std::atomic<uint64_t> published_{0};  // jobs queued so far (changed under mutex_)
   std::atomic<int> warm_{0};            // open Warm scopes
   uint64_t warm_epoch_ = 0;             // times warm_ rose from 0 (under mutex_)
-  std::vector<std::thread> workers_;
+  // Fixed before the workers start (they read it while the constructor still adds workers).
+  const int threads_;
   const std::chrono::microseconds warm_poll_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace onemodel
