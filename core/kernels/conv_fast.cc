@@ -345,16 +345,17 @@ constexpr int64_t kWeightParts = 8;
 // A slot: one batch unfolded (Rows x ld) and a batch's output or output gradient (K x ld).
 int64_t SlotFloats(const ConvDims& d, const Batch& b) { return d.Rows() * b.ld + d.k * b.ld; }
 
+// Whether the batches are small enough to share between threads (a slot of kSlotFloats).
+bool SplitsBatches(const ConvDims& d, const Batch& b) { return SlotFloats(d, b) <= kSlotFloats; }
+
 // The slots a problem's batches spread over on `threads` threads (1 when a slot is large).
 int64_t SlotsOf(const ConvDims& d, const Batch& b, int threads) {
-  if (SlotFloats(d, b) > kSlotFloats) return 1;
-  return std::clamp<int64_t>(threads, 1, std::max<int64_t>(b.count, 1));
+  return SplitsBatches(d, b) ? std::clamp<int64_t>(threads, 1, std::max<int64_t>(b.count, 1)) : 1;
 }
 
 // The parts of the weight gradient: one for a large slot, else up to kWeightParts.
 int64_t WeightPartsOf(const ConvDims& d, const Batch& b) {
-  if (SlotFloats(d, b) > kSlotFloats) return 1;
-  return std::clamp<int64_t>(b.count, 1, kWeightParts);
+  return SplitsBatches(d, b) ? std::clamp<int64_t>(b.count, 1, kWeightParts) : 1;
 }
 
 // Scratch layout: [weights (or the weight gradient's parts after the first): K x Rows each]

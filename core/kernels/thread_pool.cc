@@ -1,6 +1,7 @@
 #include "core/kernels/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -11,11 +12,21 @@
 namespace onemodel {
 namespace {
 
-// One polling step: tells the core this thread is waiting on memory.
-void Pause() {
+// Polls until done() holds, give_up() holds or `limit` has passed, pausing between looks; every
+// 64 looks it checks give_up() and the time and yields the core (a thread woken onto the core
+// of the thread it waits for would hold that core from it otherwise).
+template <typename Done, typename GiveUp>
+void PollUntil(const Done& done, std::chrono::microseconds limit, const GiveUp& give_up) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (int spin = 0; !done(); ++spin) {
 #if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
+    _mm_pause();
 #endif
+    if (spin % 64 == 0) {
+      if (give_up() || std::chrono::steady_clock::now() > until) return;
+      std::this_thread::yield();
+    }
+  }
 }
 
 }  // namespace
@@ -79,14 +90,8 @@ void ThreadPool::Run(int64_t tasks, void (*call)(const void*, int64_t), const vo
   const auto settled = [&] { return job.done == tasks && job.active == 0; };
   if (!settled() && Warmed()) {  // the workers' last tasks are short: poll before sleeping
     lock.unlock();
-    const auto until = std::chrono::steady_clock::now() + warm_poll_;
-    for (int spin = 1; !job.settled.load(std::memory_order_acquire); ++spin) {
-      Pause();
-      if (spin % 64 == 0) {
-        if (std::chrono::steady_clock::now() > until) break;
-        std::this_thread::yield();  // the worker may share this core
-      }
-    }
+    PollUntil([&] { return job.settled.load(std::memory_order_acquire); }, warm_poll_,
+              [] { return false; });
     lock.lock();
   }
   // Workers still inside the job may touch it: wait until they have all left.
@@ -110,15 +115,8 @@ bool ThreadPool::Warmed() const {
 }
 
 void ThreadPool::Poll(uint64_t seen) const {
-  const auto until = std::chrono::steady_clock::now() + warm_poll_;
-  for (int spin = 0; published_.load(std::memory_order_acquire) == seen; ++spin) {
-    Pause();
-    if (spin % 64 == 0) {
-      if (!Warmed() || std::chrono::steady_clock::now() > until) return;
-      // A thread woken onto its waker's core would hold that core from it: let it run.
-      std::this_thread::yield();
-    }
-  }
+  PollUntil([&] { return published_.load(std::memory_order_acquire) != seen; }, warm_poll_,
+            [&] { return !Warmed(); });
 }
 
 void ThreadPool::WorkerLoop() {

@@ -7,8 +7,9 @@
 //
 // Idle workers sleep. While a Warm scope is open and fewer requests hold one than the pool
 // has threads (so a core is presumably free), idle workers poll for the next job instead,
-// for up to kWarmPoll (1 ms) after their last one: on a VM a sleeping thread's core may take 50-150
-// µs to wake, longer than a small kernel's share (docs/kernels.md, "Threads").
+// for up to kWarmPoll (1 ms) after their last one: on a VM a sleeping thread may take 50-150
+// µs to run again once woken, longer than a small kernel's share (docs/kernels.md, "A warm
+// pool while a request runs").
 //
 //   pool.ParallelFor(tasks, [&](int64_t t) { Process(t * chunk, (t + 1) * chunk); });
 //   { ThreadPool::Warm warm(pool); RunRequest(); }  // a request's kernels find workers awake

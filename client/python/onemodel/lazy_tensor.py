@@ -154,7 +154,7 @@ def apply(op: str, *inputs: Operand, placement: Optional[str] = None, **attrs: A
     # attribute values are checked now, so a bad one is raised at the line that made it
     t._op, t._inputs = op, tuple(ins)
     attributes = [_attribute(name, value) for name, value in attrs.items()]
-    t._placement = None if placement is None else _placement_name(placement)
+    t._placement = _placement_name(placement)
     t._fields = b''.join([_wire.op_name(op), *attributes, _wire.PLACEMENTS[t._placement]])
     t._no_grad = not grad_enabled
     t._site = _pending.creation_site()
