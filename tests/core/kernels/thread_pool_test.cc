@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,35 +49,32 @@ TEST(ThreadPoolTest, WorkersTakePartWhenThereAreSeveral) {
   EXPECT_GT(elsewhere.load(), 0);
 }
 
-TEST(ThreadPoolTest, ManyCallersAtOnceAllComplete) {
-  ThreadPool pool(2);
-  std::vector<std::thread> callers;
+// `callers` threads each run 200 rounds of ParallelFor(tasks) on `pool`, each round inside a
+// Warm scope of its own when `warm`; returns the sum of every task's index they all saw.
+int64_t SumOverCallers(ThreadPool& pool, int callers, int64_t tasks, bool warm) {
+  std::vector<std::thread> threads;
   std::atomic<int64_t> total{0};
-  for (int c = 0; c < 6; ++c) {
-    callers.emplace_back([&] {
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&] {
       for (int round = 0; round < 200; ++round) {
-        pool.ParallelFor(16, [&](int64_t i) { total.fetch_add(i); });
+        std::optional<ThreadPool::Warm> scope;
+        if (warm) scope.emplace(pool);
+        pool.ParallelFor(tasks, [&](int64_t i) { total.fetch_add(i); });
       }
     });
   }
-  for (auto& t : callers) t.join();
-  EXPECT_EQ(total.load(), 6 * 200 * (15 * 16 / 2));
+  for (auto& t : threads) t.join();
+  return total.load();
+}
+
+TEST(ThreadPoolTest, ManyCallersAtOnceAllComplete) {
+  ThreadPool pool(2);
+  EXPECT_EQ(SumOverCallers(pool, 6, 16, false), 6 * 200 * (15 * 16 / 2));
 }
 
 TEST(ThreadPoolTest, CallersInsideWarmScopesAllComplete) {
   ThreadPool pool(3);
-  std::vector<std::thread> callers;
-  std::atomic<int64_t> total{0};
-  for (int c = 0; c < 4; ++c) {
-    callers.emplace_back([&] {
-      for (int round = 0; round < 200; ++round) {
-        const ThreadPool::Warm warm(pool);  // opened and closed around every round
-        pool.ParallelFor(7, [&](int64_t i) { total.fetch_add(i); });
-      }
-    });
-  }
-  for (auto& t : callers) t.join();
-  EXPECT_EQ(total.load(), 4 * 200 * (6 * 7 / 2));
+  EXPECT_EQ(SumOverCallers(pool, 4, 7, true), 4 * 200 * (6 * 7 / 2));
 }
 
 // The thread id of one of the pool's workers, which has just finished a job: two tasks that
