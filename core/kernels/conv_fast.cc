@@ -1,12 +1,12 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 
 #include "core/common/cancellation.h"
 #include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/conv_dnnl.h"
+#include "core/kernels/internal/conv_simd.h"
 #include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
@@ -206,54 +206,37 @@ constexpr int64_t kShiftedCols = 256;
 
 // One tap (i, j) of a convolution whose images are small (Cols <= kShiftedCols) and OneRun:
 // the output positions [lo, hi) are the ones between the tap's first and last in-bounds
-// positions, position e reading input element e + shift when keep[e] is all ones and +0 (a
+// positions, position e reading input element e - lo + from when keep[e] is all ones and +0 (a
 // padding column) when it is 0; the positions outside [lo, hi) read padding. Built once per
-// batch, then applied to every image and channel of it: no per-row copies or range
-// arithmetic for each image.
+// batch, then applied to every channel of it, all its images at once (conv_simd.cc): no
+// per-row copies or range arithmetic for each image.
 class ShiftedTap {
  public:
   ShiftedTap(const ConvDims& d, const Conv2dParams& p, int64_t sy, int64_t i, int64_t j) {
+    plan_.cols = d.Cols();
+    plan_.keep = keep_;
     const int64_t dy = i * p.dilation_h - p.pad_top, dx = j * p.dilation_w - p.pad_left;
     const TapRange ry(d.oh, d.h, p.stride_h, dy), rx(d.ow, d.w, p.stride_w, dx);
     if (ry.lo == ry.hi || rx.lo == rx.hi) return;  // every position reads padding
-    lo_ = ry.lo * d.ow + rx.lo;
-    hi_ = (ry.hi - 1) * d.ow + rx.hi;
-    from_ = (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;  // the input element position lo reads
-    for (int64_t e = lo_, ox = rx.lo; e < hi_; ++e) {
+    plan_.lo = ry.lo * d.ow + rx.lo;
+    plan_.hi = (ry.hi - 1) * d.ow + rx.hi;
+    plan_.from = (ry.lo * p.stride_h + dy) * sy + rx.lo + dx;
+    for (int64_t e = plan_.lo, ox = rx.lo; e < plan_.hi; ++e) {
       keep_[e] = ox >= rx.lo && ox < rx.hi ? ~0u : 0u;
       ox = ox + 1 == d.ow ? 0 : ox + 1;
     }
   }
-  // row[e] = the input element of position e of the tap over `plane` (a channel of an image),
-  // for e in [lo, hi); the rest of row is left alone (the caller zeroed it).
-  void Unfold(const float* plane, float* row) const {
-    const float* in = plane + from_;
-    const uint32_t* keep = keep_ + lo_;
-    float* out = row + lo_;
-    for (int64_t e = 0; e < hi_ - lo_; ++e) {
-      out[e] = std::bit_cast<float>(std::bit_cast<uint32_t>(in[e]) & keep[e]);
-    }
-  }
-  // Adds row[e] to the input element position e reads, for e in [lo, hi); the positions in
-  // padding columns between two rows add +0 (as Col2Im's one-run path).
-  void Fold(const float* row, float* plane) const {
-    const float* in = row + lo_;
-    const uint32_t* keep = keep_ + lo_;
-    float* out = plane + from_;
-    for (int64_t e = 0; e < hi_ - lo_; ++e) {
-      out[e] += std::bit_cast<float>(std::bit_cast<uint32_t>(in[e]) & keep[e]);
-    }
-  }
+  const TapPlan& plan() const { return plan_; }
 
  private:
-  int64_t lo_ = 0, hi_ = 0, from_ = 0;
-  uint32_t keep_[kShiftedCols];
+  TapPlan plan_;
+  uint32_t keep_[kShiftedCols] = {};
 };
 
 // Im2Col of images [n0, n0 + m), side by side: image i's columns start at col + i * Cols. Small
 // OneRun images unfold tap by tap (ShiftedTap), the others image by image.
-void Im2ColImages(const Strided4& x, const ConvDims& d, const Conv2dParams& p, int64_t n0,
-                  int64_t m, int64_t c0, float* col, int64_t ld) {
+void Im2ColImages(const ConvSimd& simd, const Strided4& x, const ConvDims& d, const Conv2dParams& p,
+                  int64_t n0, int64_t m, int64_t c0, float* col, int64_t ld) {
   if (d.Cols() > kShiftedCols || !OneRun(x.s[2], x.s[3], d, p)) {
     for (int64_t i = 0; i < m; ++i) Im2Col(x, d, p, n0 + i, c0, col + i * d.Cols(), ld);
     return;
@@ -262,11 +245,8 @@ void Im2ColImages(const Strided4& x, const ConvDims& d, const Conv2dParams& p, i
     for (int64_t j = 0; j < d.kw; ++j) {
       const ShiftedTap tap(d, p, x.s[2], i, j);
       for (int64_t c = 0; c < d.cg; ++c) {
-        float* row = col + ((c * d.kh + i) * d.kw + j) * ld;
-        std::fill(row, row + m * d.Cols(), 0.0f);
-        for (int64_t n = 0; n < m; ++n) {
-          tap.Unfold(x.base + (n0 + n) * x.s[0] + (c0 + c) * x.s[1], row + n * d.Cols());
-        }
+        simd.unfold(tap.plan(), x.base + n0 * x.s[0] + (c0 + c) * x.s[1], x.s[0], m,
+                    col + ((c * d.kh + i) * d.kw + j) * ld);
       }
     }
   }
@@ -276,8 +256,8 @@ void Im2ColImages(const Strided4& x, const ConvDims& d, const Conv2dParams& p, i
 // with dense rows (grad_x's row stride W: the +0 of padding columns lands inside grad_x) fold
 // tap by tap; each element's additions keep Col2Im's order (channel, then tap), so the sums
 // are the same bits either way.
-void Col2ImImages(float* col, const ConvDims& d, const Conv2dParams& p, int64_t n0, int64_t m,
-                  int64_t c0, const Strided4& grad_x, int64_t ld) {
+void Col2ImImages(const ConvSimd& simd, float* col, const ConvDims& d, const Conv2dParams& p,
+                  int64_t n0, int64_t m, int64_t c0, const Strided4& grad_x, int64_t ld) {
   const int64_t* s = grad_x.s;
   if (d.Cols() > kShiftedCols || s[2] != d.w || !OneRun(s[2], s[3], d, p)) {
     for (int64_t i = 0; i < m; ++i) Col2Im(col + i * d.Cols(), d, p, n0 + i, c0, grad_x, ld);
@@ -298,10 +278,8 @@ void Col2ImImages(float* col, const ConvDims& d, const Conv2dParams& p, int64_t 
     for (int64_t j = 0; j < d.kw; ++j) {
       const ShiftedTap tap(d, p, s[2], i, j);
       for (int64_t c = 0; c < d.cg; ++c) {
-        const float* row = col + ((c * d.kh + i) * d.kw + j) * ld;
-        for (int64_t n = 0; n < m; ++n) {
-          tap.Fold(row + n * d.Cols(), image + (n0 + n) * s[0] + (c0 + c) * s[1]);
-        }
+        simd.fold(tap.plan(), col + ((c * d.kh + i) * d.kw + j) * ld, m,
+                  image + n0 * s[0] + (c0 + c) * s[1], s[0]);
       }
     }
   }
@@ -437,7 +415,7 @@ int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dPara
 }
 
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool) {
+                Tensor& out, std::span<float> scratch, ThreadPool& pool, SimdTarget target) {
   if (kDnnl && DnnlConvApplies(x, w, out, bias, p)) {
     return DnnlConv2d(x, w, bias, p, out, scratch, pool.threads());
   }
@@ -448,13 +426,14 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
   const Batch batch = BatchOf(x.shape(), w.shape(), p);
   const Scratch s(d, batch, 1, scratch);
   const Strided4 vx(x);
+  const ConvSimd& simd = ConvSimdFor(target);
   const float* pw = Dense(w, s.weights);
   ForEachBatch(pool, d, batch, CurrentCancelToken(), [&](int64_t n0, int64_t m, int64_t slot) {
     const int64_t cols = m * d.Cols();
     float* col = s.Col(slot);
     for (int64_t n = n0; n < n0 + m; ++n) FillBias(bias, d, nhwc, n, po);
     for (int64_t g = 0; g < d.groups; ++g) {
-      Im2ColImages(vx, d, p, n0, m, g * d.cg, col, batch.ld);
+      Im2ColImages(simd, vx, d, p, n0, m, g * d.cg, col, batch.ld);
       const float* wg = pw + g * d.kg * d.Rows();
       if (nhwc) {  // out_g^T (cols x kg) += col^T (cols x Rows) x w_g^T (Rows x kg)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, B(cols), B(d.kg), B(d.Rows()), 1.0f, col,
@@ -475,12 +454,14 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
 }
 
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool) {
+                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool,
+                             SimdTarget target) {
   if (kDnnl && DnnlConvApplies(grad_x, w, grad_out, nullptr, p)) {
     return DnnlConv2dBackwardInput(grad_out, w, p, grad_x, scratch, pool.threads());
   }
   const ConvDims d = ConvDimsOf(grad_x.shape(), w.shape(), grad_out.shape(), p);
   const Strided4 vx(grad_x);
+  const ConvSimd& simd = ConvSimdFor(target);
   if (grad_x.ElementCount() == 0) return;
   const Batch batch = BatchOf(grad_x.shape(), w.shape(), p);
   const Scratch s(d, batch, 1, scratch);
@@ -500,13 +481,14 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
                     pw + g * d.kg * d.Rows(), B(d.Rows()), pg + g * d.kg * batch.ld, B(batch.ld),
                     0.0f, col, B(batch.ld));
       }
-      Col2ImImages(col, d, p, n0, m, g * d.cg, vx, batch.ld);
+      Col2ImImages(simd, col, d, p, n0, m, g * d.cg, vx, batch.ld);
     }
   });
 }
 
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool) {
+                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool,
+                              SimdTarget target) {
   if (kDnnl && DnnlConvApplies(x, grad_w, grad_out, nullptr, p)) {
     return DnnlConv2dBackwardWeight(grad_out, x, p, grad_w, scratch, pool.threads());
   }
@@ -523,6 +505,7 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
   const auto part_sum = [&](int64_t q) { return q == 0 ? pw : s.weights + (q - 1) * size; };
   const int64_t slots = SlotsOf(d, batch, pool.threads());
   const Strided4 vx(x);
+  const ConvSimd& simd = ConvSimdFor(target);
   pool.ParallelFor(slots, [&](int64_t slot) {
     for (int64_t q = slot; q < parts; q += slots) {
       float* sum = part_sum(q);
@@ -534,7 +517,7 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
         float* col = s.Col(slot);
         const float* pg = GatherImages(grad_out, n0, m, batch.ld, s.Out(d, batch, slot));
         for (int64_t g = 0; g < d.groups; ++g) {
-          Im2ColImages(vx, d, p, n0, m, g * d.cg, col, batch.ld);
+          Im2ColImages(simd, vx, d, p, n0, m, g * d.cg, col, batch.ld);
           // sum_g (kg x Rows) += grad_out_g (kg x cols) x col^T (cols x Rows)
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B(d.kg), B(d.Rows()), B(cols), 1.0f,
                       pg + g * d.kg * batch.ld, B(batch.ld), col, B(batch.ld), 1.0f,

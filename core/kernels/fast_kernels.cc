@@ -74,19 +74,19 @@ int64_t FastKernels::Conv2dScratchFloats(const Shape& x, const Shape& w,
 
 void FastKernels::Conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
                          const Conv2dParams& params, Tensor& out, std::span<float> scratch) const {
-  internal::Conv2dFast(x, w, bias, params, out, scratch, pool_);
+  internal::Conv2dFast(x, w, bias, params, out, scratch, pool_, target_);
 }
 
 void FastKernels::Conv2dBackwardInput(const Tensor& grad_out, const Tensor& w,
                                       const Conv2dParams& params, Tensor& grad_x,
                                       std::span<float> scratch) const {
-  internal::Conv2dBackwardInputFast(grad_out, w, params, grad_x, scratch, pool_);
+  internal::Conv2dBackwardInputFast(grad_out, w, params, grad_x, scratch, pool_, target_);
 }
 
 void FastKernels::Conv2dBackwardWeight(const Tensor& grad_out, const Tensor& x,
                                        const Conv2dParams& params, Tensor& grad_w,
                                        std::span<float> scratch) const {
-  internal::Conv2dBackwardWeightFast(grad_out, x, params, grad_w, scratch, pool_);
+  internal::Conv2dBackwardWeightFast(grad_out, x, params, grad_w, scratch, pool_, target_);
 }
 
 void FastKernels::AvgPool2d(const Tensor& x, const AvgPool2dParams& params, Tensor& out) const {

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "core/kernels/kernels.h"
+#include "core/kernels/simd_targets.h"
 #include "core/kernels/thread_pool.h"
 
 namespace onemodel::internal {
@@ -42,12 +43,15 @@ void Conv2dBackwardWeightReference(const Tensor& grad_out, const Tensor& x, cons
 // which takes dense NHWC activations on `threads` threads.
 int64_t Conv2dFastScratchFloats(const Shape& x, const Shape& w, const Conv2dParams& p, int threads);
 // The fast kernels split their batches of small images over `pool` (the scratch sized for its
-// threads); the results do not depend on the number of threads.
+// threads); the results do not depend on the number of threads or on `target`, the SIMD
+// target of their shifted taps (conv_simd.h).
 void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dParams& p,
-                Tensor& out, std::span<float> scratch, ThreadPool& pool);
+                Tensor& out, std::span<float> scratch, ThreadPool& pool, SimdTarget target);
 void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv2dParams& p,
-                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool);
+                             Tensor& grad_x, std::span<float> scratch, ThreadPool& pool,
+                             SimdTarget target);
 void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool);
+                              Tensor& grad_w, std::span<float> scratch, ThreadPool& pool,
+                              SimdTarget target);
 
 }  // namespace onemodel::internal

@@ -1,7 +1,8 @@
 // Scalar elementwise maps over broadcast operands, for gradient formulas: Map(shape, fn, ins...)
 // is a new FLOAT tensor whose element i is fn(in0[i], in1[i], ...), each input expanded to
-// `shape`. Used by backward passes, where clarity beats SIMD. Stops early (out incomplete)
-// once the thread's CancelToken is cancelled.
+// `shape`. Used by backward passes, where clarity beats hand-written SIMD; rows whose operands
+// all have unit strides take a loop the compiler vectorizes (the same bits). Stops early (out
+// incomplete) once the thread's CancelToken is cancelled.
 #pragma once
 
 #include <algorithm>
@@ -32,12 +33,14 @@ Tensor Map(const Shape& shape, const OpContext& ctx, const Fn& fn, const In&... 
   onemodel::internal::RunRows<N>(
       shape, bases, strides,
       [&](int64_t n, const std::array<float*, N>& p, const std::array<int64_t, N>& s) {
-        for (int64_t i = 0; i < n; ++i) {
-          [&]<size_t... K>(std::index_sequence<K...>) {
-            p[0][i * s[0]] = fn(p[K + 1][i * s[K + 1]]...);
+        [&]<size_t... K>(std::index_sequence<K...>) {
+          if (((s[K + 1] == 1) && ... && (s[0] == 1))) {  // unit strides: a loop that vectorizes
+            for (int64_t i = 0; i < n; ++i) p[0][i] = fn(p[K + 1][i]...);
+            return;
           }
-          (std::make_index_sequence<N - 1>());
+          for (int64_t i = 0; i < n; ++i) p[0][i * s[0]] = fn(p[K + 1][i * s[K + 1]]...);
         }
+        (std::make_index_sequence<N - 1>());
       });
   return out;
 }
