@@ -17,9 +17,10 @@
 #include "hwy/highway.h"
 // clang-format on
 
+#include "core/kernels/internal/conv_simd.h"
+
 #include <cstdint>
 
-#include "core/kernels/internal/conv_simd.h"
 #include "core/kernels/internal/simd_tables.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -31,8 +32,7 @@ using internal::TapPlan;
 
 #if HWY_MEM_OPS_MIGHT_FAULT
 
-void Unfold(const TapPlan& t, const float* in, int64_t image_stride, int64_t images,
-            float* row) {
+void Unfold(const TapPlan& t, const float* in, int64_t image_stride, int64_t images, float* row) {
   for (int64_t n = 0; n < images; ++n, row += t.cols) {
     const float* plane = in + n * image_stride + t.from;
     for (int64_t e = 0; e < t.cols; ++e) row[e] = t.keep[e] ? plane[e - t.lo] : 0.0f;
@@ -59,8 +59,7 @@ HWY_INLINE M Keep(const TapPlan& t, int64_t e, M count) {
   return hn::RebindMask(D(), hn::Ne(keep, hn::Zero(du)));
 }
 
-void Unfold(const TapPlan& t, const float* in, int64_t image_stride, int64_t images,
-            float* row) {
+void Unfold(const TapPlan& t, const float* in, int64_t image_stride, int64_t images, float* row) {
   const D d;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   const M all = hn::FirstN(d, lanes);
