@@ -5,7 +5,8 @@
 // Run from the release preset:
 //   build/release/bench/conv_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
 // Arguments: /shape (0: 64->64 3x3 56x56 batch 8, 1: 256->64 1x1 56x56 batch 8, 2: 3->64 7x7
-// stride 2 pad 3 224x224 batch 1, 3: 32-channel depthwise 3x3 112x112 batch 8)/nhwc (0, 1).
+// stride 2 pad 3 224x224 batch 1, 3: 32-channel depthwise 3x3 112x112 batch 8, 4 and 5: the
+// digits CNN's 1->8 3x3 pad 1 on 8x8 and 8->16 on 4x4, batch 256, with bias)/nhwc (0, 1).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace {
 struct Case {
   int64_t n, c, h, w, k, kernel;
   Conv2dParams p;
+  bool bias = false;
 };
 
 constexpr Case kCases[] = {
@@ -39,6 +41,8 @@ constexpr Case kCases[] = {
      32,
      3,
      {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 32}},
+    {256, 1, 8, 8, 8, 3, {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1}, true},
+    {256, 8, 4, 4, 16, 3, {.pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1}, true},
 };
 
 BufferPool& Pool() {
@@ -57,11 +61,12 @@ Tensor Filled(const Shape& nchw, bool nhwc) {
   return nhwc ? t.ToLayout(Layout::kNhwc, Pool()) : t;
 }
 
-// The tensors of one case: x, w, the output (also the output gradient) and grad_x.
+// The tensors of one case: x, w, the bias (when the case has one), the output (also the output
+// gradient) and grad_x.
 struct Problem {
   Case c;
   Conv2dParams p;
-  Tensor x, w, y, gx;
+  Tensor x, w, b, y, gx;
   Tensor scratch;
   double flops;
   Problem(const FastKernels& kernels, int index, bool nhwc) : c(kCases[index]), p(c.p) {
@@ -70,6 +75,7 @@ struct Problem {
     const int64_t ow = ConvOutputExtent(c.w, c.kernel, p.stride_w, p.pad_left, p.pad_right, 1);
     x = Filled(Shape{c.n, c.c, c.h, c.w}, nhwc);
     w = Filled(Shape{c.k, c.c / p.groups, c.kernel, c.kernel}, false);
+    if (c.bias) b = Filled(Shape{c.k}, false);
     y = Filled(Shape{c.n, c.k, oh, ow}, nhwc);
     gx = Filled(x.shape(), nhwc);
     scratch = Tensor::Empty(Shape{kernels.Conv2dScratchFloats(x.shape(), w.shape(), p)},
@@ -91,33 +97,46 @@ void Report(benchmark::State& state, const Problem& q) {
 void BM_Conv2dForward(benchmark::State& state) {
   Problem q(Kernels(), static_cast<int>(state.range(0)), state.range(1) != 0);
   for (auto _ : state) {
-    Kernels().Conv2d(q.x, q.w, nullptr, q.p, q.y, q.scratch.MutableData<float>());
+    Kernels().Conv2d(q.x, q.w, q.c.bias ? &q.b : nullptr, q.p, q.y, q.scratch.MutableData<float>());
   }
   Report(state, q);
 }
 BENCHMARK(BM_Conv2dForward)
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Args({4, 0})
+    ->Args({5, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 void BM_Conv2dBackwardInput(benchmark::State& state) {
-  Problem q(Kernels(), 0, state.range(0) != 0);
+  Problem q(Kernels(), static_cast<int>(state.range(0)), state.range(1) != 0);
   for (auto _ : state) {
     Kernels().Conv2dBackwardInput(q.y, q.w, q.p, q.gx, q.scratch.MutableData<float>());
   }
   Report(state, q);
 }
-BENCHMARK(BM_Conv2dBackwardInput)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv2dBackwardInput)
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({5, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_Conv2dBackwardWeight(benchmark::State& state) {
-  Problem q(Kernels(), 0, state.range(0) != 0);
+  Problem q(Kernels(), static_cast<int>(state.range(0)), state.range(1) != 0);
   Tensor gw = Filled(q.w.shape(), false);
   for (auto _ : state) {
     Kernels().Conv2dBackwardWeight(q.y, q.x, q.p, gw, q.scratch.MutableData<float>());
   }
   Report(state, q);
 }
-BENCHMARK(BM_Conv2dBackwardWeight)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv2dBackwardWeight)
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({4, 0})
+    ->Args({5, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace onemodel
