@@ -5,10 +5,12 @@
 //
 // Everything is copied or added, nothing computed otherwise, so every target gives the same
 // bits: unfold copies each input element as it is and writes +0 for padding; fold adds +0 for
-// the padding columns inside [lo, hi), as the scalar loop it replaced did. AVX2 and AVX-512
-// read through masked loads, which never touch the lanes they leave out (the positions
-// outside a plane's tap range may lie outside the tensor); targets whose masked operations
-// may fault (Highway's HWY_MEM_OPS_MIGHT_FAULT: the portable fallback) take scalar loops.
+// the padding columns inside [lo, hi), as the scalar loop it replaced did. AVX-512 reads
+// through masked loads, which never touch the lanes they leave out (the positions outside a
+// plane's tap range may lie outside the tensor), and writes each row whole. Targets whose
+// masked loads may fault by Highway's account (HWY_MEM_OPS_MIGHT_FAULT: AVX2, the portable
+// fallback, and every target under ASan) read only [lo, hi), the keep mask ANDed in, in loops
+// the compiler vectorizes for the target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/conv_simd.cc"
 // Highway needs this order: foreach_target, then highway.
@@ -19,6 +21,8 @@
 
 #include "core/kernels/internal/conv_simd.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "core/kernels/internal/simd_tables.h"
@@ -32,17 +36,26 @@ using internal::TapPlan;
 
 #if HWY_MEM_OPS_MIGHT_FAULT
 
+// v with the keep mask ANDed in: v itself, or +0 for a padding column.
+HWY_INLINE float Kept(float v, uint32_t keep) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(v) & keep);
+}
+
+// Positions [lo, hi) read input elements inside the plane, so these loops read without a mask
+// and vectorize for the target.
 void Unfold(const TapPlan& t, const float* in, int64_t image_stride, int64_t images, float* row) {
   for (int64_t n = 0; n < images; ++n, row += t.cols) {
     const float* plane = in + n * image_stride + t.from;
-    for (int64_t e = 0; e < t.cols; ++e) row[e] = t.keep[e] ? plane[e - t.lo] : 0.0f;
+    std::fill(row, row + t.lo, 0.0f);
+    for (int64_t e = t.lo; e < t.hi; ++e) row[e] = Kept(plane[e - t.lo], t.keep[e]);
+    std::fill(row + t.hi, row + t.cols, 0.0f);
   }
 }
 
 void Fold(const TapPlan& t, const float* row, int64_t images, float* out, int64_t image_stride) {
   for (int64_t n = 0; n < images; ++n, row += t.cols) {
     float* plane = out + n * image_stride + t.from;
-    for (int64_t e = t.lo; e < t.hi; ++e) plane[e - t.lo] += t.keep[e] ? row[e] : 0.0f;
+    for (int64_t e = t.lo; e < t.hi; ++e) plane[e - t.lo] += Kept(row[e], t.keep[e]);
   }
 }
 
