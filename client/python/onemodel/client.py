@@ -24,6 +24,7 @@ become FLOAT (what operations run on); an explicit dtype= keeps any supported ty
 
 import os
 import threading
+import weakref
 from typing import Any, List, Optional
 
 import grpc
@@ -338,6 +339,8 @@ class Client:
             '/%s/Run' % pb.DESCRIPTOR.services_by_name['OneModel'].full_name,
             request_serializer=None, response_deserializer=pb.RunReply.FromString)
         self.health_stub = health_pb2_grpc.HealthStub(channel)
+        # made by session(): stats() waits for their Runs
+        self._sessions: "weakref.WeakSet[Session]" = weakref.WeakSet()
         self.metadata = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
 
@@ -371,10 +374,16 @@ class Client:
                                       idle_timeout_ms=idle_timeout_ms, client_name=client_name)
         reply = _rpc('CreateSession', self.stub.CreateSession, req, metadata=self.metadata,
                      timeout=self.timeout)
-        return Session(self, reply)
+        session = Session(self, reply)
+        self._sessions.add(session)
+        return session
 
     def stats(self, session=None):
-        """Server statistics (pool, sessions, per-RPC); with a session also its own."""
+        """Server statistics (pool, sessions, per-RPC); with a session also its own. Waits
+        first for the Runs this client's sessions have in flight (Optimizer.step()), so the
+        figures include them."""
+        for s in list(self._sessions):
+            s._settle()
         sid = session.id if isinstance(session, Session) else (session or '')
         md = self.metadata + (((SESSION_HEADER, sid),) if sid else ())
         return _rpc('GetStats', self.stub.GetStats, pb.StatsRequest(session_id=sid), metadata=md,
@@ -475,15 +484,36 @@ class Session:
     def __repr__(self):
         return 'Session(%s, %s%s)' % (self.id, self.kernel_variant, ', closed' if self.closed else '')
 
+    def _settle(self):
+        """Waits for the tensor API's Run in flight (the one Optimizer.step() sent without
+        waiting), raising its error: every call of the session goes after it, in order."""
+        graph = getattr(self, '_graph', None)
+        if graph is not None:
+            graph.settle()
+
     def _call(self, method, request, **kwargs):
+        self._settle()
         fn = getattr(self.client.stub, method)
         kwargs.setdefault('timeout', self.client.timeout)
         return _rpc(method, fn, request, metadata=self.metadata, **kwargs)
 
     def _run_serialized(self, request: bytes):
         """Run of a serialized RunRequest: the RunReply, or the OneModelError of _call."""
+        self._settle()
         return _rpc('Run', self.client._serialized_run, request, metadata=self.metadata,
                     timeout=self.client.timeout)
+
+    def _run_serialized_future(self, request: bytes):
+        """Sends a serialized RunRequest without waiting: a grpc.Future of the RunReply, for
+        _run_result."""
+        self._settle()
+        return self.client._serialized_run.future(request, metadata=self.metadata,
+                                                  timeout=self.client.timeout)
+
+    @staticmethod
+    def _run_result(future):
+        """The RunReply of a _run_serialized_future, or the OneModelError of _call."""
+        return _rpc('Run', future.result)
 
     def _streams(self, nbytes: int, stream: Optional[bool]) -> bool:
         return _transfer.should_stream(nbytes, stream, self.client.stream_threshold_bytes,
@@ -544,6 +574,7 @@ class Session:
             for chunk in _transfer.upload_chunks(arr, size, progress):
                 yield pb.UploadTensorRequest(data=chunk)
 
+        self._settle()
         info = _rpc('UploadTensor', self.client.stub.UploadTensor, requests(),
                     metadata=self.metadata, timeout=self.client.timeout)
         return RemoteTensor(self, info)
@@ -577,6 +608,7 @@ class Session:
         """DownloadTensor: a header, then the bytes in chunks (chunk_bytes 0: the server's 1
         MiB), assembled into a numpy array; progress as put()."""
         req = pb.DownloadTensorRequest(session_id=self.id, handle=_handle(handle), chunk_bytes=chunk_bytes)
+        self._settle()
         call = _rpc('DownloadTensor', self.client.stub.DownloadTensor, req, metadata=self.metadata,
                     timeout=self.client.timeout)
         parts = _transfer.DownloadAssembler(progress)
@@ -696,7 +728,11 @@ class Session:
             if self.closed:
                 return None
             self.closed = True
-        return self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        try:  # the session is closed whether or not the Run in flight failed; then its error
+            self._settle()
+        finally:
+            reply = self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        return reply
 
     def __enter__(self):
         return self

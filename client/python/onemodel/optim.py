@@ -1,7 +1,8 @@
 """Optimizers for onemodel.Tensor parameters, with torch.optim's definitions, run on the server.
 
 step() is one Run of the server's SGD or AdamW operation (docs/protocol.md section 5) over
-every parameter that has a gradient: parameters and their states (momentum buffers, moment
+every parameter that has a gradient, sent without waiting for the reply (the session's next
+call waits for it): parameters and their states (momentum buffers, moment
 estimates, the step counter) are updated in place on the server, and nothing is downloaded.
 States are pool tensors of zeros the optimizer makes when it is created (PutTensor each), so
 every step is exactly one Run. clip_grad_norm_ is
@@ -55,7 +56,10 @@ class Optimizer:
             p.grad = None
 
     def step(self) -> None:
-        """Updates every parameter that has a gradient: one Run."""
+        """Updates every parameter that has a gradient: one Run, sent without waiting for its
+        reply, so the next step is made while the server runs this one. The session's next
+        call waits for it and raises its error, if any (onemodel.pending); Session.flush()
+        waits at once."""
         chosen = [i for i, p in enumerate(self.params) if p.grad is not None]
         if not chosen:
             return
@@ -64,8 +68,9 @@ class Optimizer:
         lists.append([-g for g in grads] if self.defaults.get('maximize') else grads)
         for name in self.state_lists:
             lists.append([self.state[i][name] for i in chosen])
-        apply(self.op, self._step, *[t for ts in lists for t in ts],
-              **self._attributes()).flush()
+        update = apply(self.op, self._step, *[t for ts in lists for t in ts],
+                       **self._attributes())
+        update._graph.flush(wait=False)
 
 
 class SGD(Optimizer):

@@ -6,6 +6,13 @@ shape that could not be inferred, describe()), on Session.flush(), when the reco
 changes (no_grad), or when it reaches max_run_operations. Operations whose Tensor was dropped
 before a flush (and that nothing alive depends on) are never sent.
 
+Optimizer.step() sends its Run without waiting for the reply (flush(wait=False)), so the next
+step's operations are made while the server runs this one. The Run is then in flight: the
+session's next call of any kind (the next flush, a download, an upload, close(), the client's
+stats()) first waits for its reply, so calls reach the server in the order they were made,
+and raises its error there if the server refused it (the message names the line that created
+the refused operation, as always). Session.flush() waits at once.
+
 When the server refuses operation K of the Run, the error is raised again with the line that
 created operation K; that tensor and everything made from it keep the error; the other queued
 operations stay queued. Session.reset_arena() is deferred into the next Run (reset_arena=True):
@@ -92,6 +99,7 @@ class Graph:
         self.reset_next = False      # send reset_arena with the next Run
         self.arena_epoch = 0         # increases with every reset_arena()
         self.max_run_operations = MAX_RUN_OPERATIONS
+        self.in_flight: Optional[Any] = None  # (future, operations, reset, epoch) sent unawaited
 
     @property
     def grad_enabled(self) -> bool:
@@ -123,11 +131,14 @@ class Graph:
         if len(self.queue) >= self.max_run_operations:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, wait: bool = True) -> None:
         """Sends every queued operation that is still wanted, as one Run (several when more
-        than max_run_operations), with a deferred arena reset; raises the error of a refused
-        operation with the line that created it."""
+        than max_run_operations or of both recording modes), with a deferred arena reset;
+        raises the error of a refused operation with the line that created it. Waits for the
+        Run in flight first. wait=False (Optimizer.step()): a single Run is sent and left in
+        flight (settle() waits for it)."""
         pb = _client.pb
+        self.settle()
         live = self._live()
         self.queue = []
         if not live:
@@ -135,36 +146,73 @@ class Graph:
                 self.reset_next = False
                 self.session._call('ResetArena', pb.ResetArenaRequest(session_id=self.session.id))
             return
-        for start in range(0, len(live), self.max_run_operations):
-            self._run(live[start:start + self.max_run_operations], live[start:])
+        starts = [0]  # runs: consecutive operations of one recording mode, at most max each
+        for i in range(1, len(live)):
+            if (live[i]._no_grad != live[i - 1]._no_grad
+                    or i - starts[-1] >= self.max_run_operations):
+                starts.append(i)
+        if not wait and len(starts) == 1:
+            request, reset = self._request(live)
+            future = self.session._run_serialized_future(request)
+            self.in_flight = (future, live, reset, self.arena_epoch)
+            return
+        for k, start in enumerate(starts):
+            end = starts[k + 1] if k + 1 < len(starts) else len(live)
+            request, reset = self._request(live[start:end])
+            try:
+                reply = self.session._run_serialized(request)
+            except errors.OneModelError as e:
+                raise self._refused(live[start:], reset, e) from None
+            self._materialize(live[start:end], reply, self.arena_epoch)
 
-    def _run(self, chunk: List[Any], rest: List[Any]) -> None:
-        """One Run of `chunk` (the first operations of `rest`, which is requeued on failure)."""
+    def settle(self) -> None:
+        """Waits for the Run in flight, if any: materializes its tensors, or fails them (and
+        the queued operations made from them) and raises the error."""
+        if self.in_flight is None:
+            return
+        future, chunk, reset, epoch = self.in_flight
+        self.in_flight = None
+        try:
+            reply = self.session._run_result(future)
+        except errors.OneModelError as e:
+            raise self._refused(chunk, reset, e) from None
+        self._materialize(chunk, reply, epoch)
+
+    def _request(self, chunk: List[Any]) -> Any:
+        """The serialized RunRequest of `chunk` (with the deferred arena reset, which it
+        takes) and whether it resets."""
         index = {id(t): i for i, t in enumerate(chunk)}
         reset, self.reset_next = self.reset_next, False
-        request = _wire.run_request(self.session.id, [_operation(t, index) for t in chunk],
-                                    chunk[0]._no_grad, reset)
-        try:
-            reply = self.session._run_serialized(request)
-        except errors.OneModelError as e:
-            if not _OPERATION_ERROR.match(e.details):
-                self.reset_next = self.reset_next or reset  # refused before the reset: retry it
-            raise self._fail(rest, e) from None
+        return (_wire.run_request(self.session.id, [_operation(t, index) for t in chunk],
+                                  chunk[0]._no_grad, reset), reset)
+
+    @staticmethod
+    def _materialize(chunk: List[Any], reply: Any, epoch: int) -> None:
         for t, info in zip(chunk, reply.outputs):
-            t._materialize(info, self.arena_epoch)
+            t._materialize(info, epoch)
+
+    def _refused(self, rest: List[Any], reset: bool,
+                 err: errors.OneModelError) -> errors.OneModelError:
+        """The error to raise for a refused Run of the first operations of `rest`."""
+        if not _OPERATION_ERROR.match(err.details):
+            self.reset_next = self.reset_next or reset  # refused before the reset: retry it
+        return self._fail(rest, err)
 
     def _fail(self, live: List[Any], err: errors.OneModelError) -> errors.OneModelError:
-        """Marks the refused operation and its dependents failed, requeues the rest; returns the
+        """Marks the refused operation and its dependents failed (among `live` and the
+        operations queued since it was sent), requeues the rest ahead of those; returns the
         error to raise."""
         m = _OPERATION_ERROR.match(err.details)
+        later = self._live()
         if not m or int(m.group(1)) >= len(live):
-            self.queue = [weakref.ref(t) for t in live]  # not one operation's fault: try again later
+            # not one operation's fault: try again later
+            self.queue = [weakref.ref(t) for t in live + later]
             return err
         bad = live[int(m.group(1))]
         located = with_site(err, bad._site)
         failed = {id(bad)}
         keep = []
-        for t in live:
+        for t in live + later:
             if id(t) in failed or any(id(x) in failed for x in t._inputs):
                 failed.add(id(t))
                 t._fail(located)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import onemodel
-from onemodel import nn, optim
+from onemodel import nn, optim, pending
 
 GTOL = {'exact': dict(rtol=2e-5, atol=1e-6), 'fast': dict(rtol=2e-4, atol=1e-5)}
 
@@ -212,3 +212,61 @@ def test_linear_and_module_match_torch(sess):
     bound = 1 / np.sqrt(5)
     assert np.all(np.abs(nn.Linear(sess, 5, 2).weight.numpy()) <= bound)
     assert nn.Linear(sess, 5, 2, bias=False).bias is None
+
+
+def test_step_is_in_flight_until_the_sessions_next_call(sess):
+    w = sess.parameter(np.array([1.0, 2.0], np.float32))
+    (w * np.array([3.0, 4.0], np.float32)).sum().backward()
+    optim.SGD([w], lr=0.5).step()           # sent, not awaited
+    graph = pending.graph(sess)
+    assert graph.in_flight is not None
+    np.testing.assert_array_equal(w.numpy(), [1 - 1.5, 2 - 2.0])  # GetTensor waits for it
+    assert graph.in_flight is None
+
+
+def refused_step(session):
+    """A training step the server refuses at its IndexSelect (row 7 of a 4-row table), sent
+    by Optimizer.step(); returns the table and the loss."""
+    table = session.parameter(np.ones((4, 2), np.float32))
+    rows = session.tensor(np.array([1, 7], np.int64))
+    loss = table.index_select(0, rows).sum()   # the refused operation's line
+    loss.backward()
+    optim.SGD([table], lr=0.5).step()
+    return table, loss
+
+
+def test_refused_step_raises_at_the_next_call_with_the_line_that_made_it(sess):
+    one = sess.tensor(np.array([1.0], np.float32))
+    table, loss = refused_step(sess)
+    later = loss * 2                         # made from the refused Run's tensors meanwhile
+    other = one + 1                          # made from none of them
+    with pytest.raises(onemodel.InvalidArgument, match='7') as refused:
+        sess.flush()
+    assert 'test_train.py' in str(refused.value) and 'index_select' in str(refused.value)
+    with pytest.raises(onemodel.InvalidArgument, match='index_select'):
+        later.numpy()
+    np.testing.assert_array_equal(other.numpy(), [2.0])   # still queued, then sent
+    np.testing.assert_array_equal(table.numpy(), np.ones((4, 2)))  # the step never ran
+
+
+def test_client_stats_wait_for_a_step_in_flight(client):
+    def runs():
+        return sum(m.requests for m in client.stats().rpcs if m.method.rpartition('/')[2] == 'Run')
+    with client.session() as s:
+        w = s.parameter(np.array([1.0, 2.0], np.float32))
+        (w * np.array([3.0, 4.0], np.float32)).sum().backward()
+        before = runs()
+        optim.SGD([w], lr=0.5).step()
+        assert pending.graph(s).in_flight is not None
+        assert runs() == before + 1
+        assert pending.graph(s).in_flight is None
+
+
+def test_close_closes_the_session_when_the_step_in_flight_was_refused(client):
+    s = client.session()
+    refused_step(s)
+    with pytest.raises(onemodel.InvalidArgument, match='index_select'):
+        s.close()
+    assert s.closed
+    with pytest.raises(onemodel.NotFound):
+        s.keep_alive()
