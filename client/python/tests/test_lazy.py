@@ -175,6 +175,37 @@ def test_queue_is_sent_at_max_run_operations(counted):
     assert rpcs.take() == {'Run': 1, 'GetTensor': 2}
 
 
+def test_a_step_refused_whole_requeues_its_operations_ahead_of_later_ones(counted):
+    """A Run in flight (Optimizer.step()) that the server refuses as a whole, no operation's
+    fault (more operations than its limit), leaves its operations queued ahead of those made
+    since; the next flush sends each recording mode in a Run of its own, in order."""
+    s, rpcs = counted
+    w = s.parameter(np.ones(2, np.float32))
+    opt = onemodel.optim.SGD([w], lr=0.5)
+    graph = onemodel.pending.graph(s)
+    graph.max_run_operations = 5000   # above the server's 4096: the step goes as one Run
+    acc = w
+    for _ in range(4094):
+        acc = acc + 1.0
+    acc.sum().backward()              # Sum and Grad: 4096 operations, then the SGD
+    rpcs.take()
+    opt.step()
+    assert rpcs.take() == {'Run': 1} and graph.in_flight is not None
+    with s.no_grad():
+        doubled = w * 2               # made while the step is in flight, recording nothing
+    with pytest.raises(onemodel.ResourceExhausted, match='4096'):
+        s.flush()
+    graph.max_run_operations = 4096
+    s.flush()
+    runs = rpcs.runs
+    assert [(len(r.operations), r.no_grad) for r in runs] == [(4096, False), (1, False),
+                                                              (1, True)]
+    assert [r.operations[0].op for r in runs[1:]] == ['SGD', 'Mul']
+    np.testing.assert_array_equal(w.numpy(), [0.5, 0.5])   # 1 - 0.5 * d sum / d w
+    np.testing.assert_array_equal(doubled.numpy(), [1.0, 1.0])   # made after the step
+    assert not doubled.requires_grad
+
+
 def test_error_names_the_line_that_created_the_operation(counted):
     s, rpcs = counted
     a = s.tensor(np.ones((2, 3), np.float32))
