@@ -7,10 +7,11 @@
 // bits: unfold copies each input element as it is and writes +0 for padding; fold adds +0 for
 // the padding columns inside [lo, hi), as the scalar loop it replaced did. AVX-512 reads
 // through masked loads, which never touch the lanes they leave out (the positions outside a
-// plane's tap range may lie outside the tensor), and writes each row whole. Targets whose
-// masked loads may fault by Highway's account (HWY_MEM_OPS_MIGHT_FAULT: AVX2, the portable
-// fallback, and every target under ASan) read only [lo, hi), the keep mask ANDed in, in loops
-// the compiler vectorizes for the target.
+// plane's tap range may lie outside the tensor), and writes each row whole. The other targets,
+// and every target under ASan, read only [lo, hi), the keep mask ANDed in, in loops the
+// compiler vectorizes for the target: Highway's masked loads may read the lanes they leave
+// out there (its SCALAR target loads the element whatever the mask; AVX2 counts as "might
+// fault", HWY_MEM_OPS_MIGHT_FAULT), and Highway 1.0.3 does not see GCC's ASan.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/conv_simd.cc"
 // Highway needs this order: foreach_target, then highway.
@@ -34,7 +35,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 namespace conv {
 using internal::TapPlan;
 
-#if HWY_MEM_OPS_MIGHT_FAULT
+#if !(HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL) || HWY_IS_ASAN || \
+    defined(__SANITIZE_ADDRESS__)
 
 // v with the keep mask ANDed in: v itself, or +0 for a padding column.
 HWY_INLINE float Kept(float v, uint32_t keep) {
