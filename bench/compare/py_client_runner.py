@@ -112,10 +112,9 @@ def cases(session):
 def digits_cnn_step(session, nhwc=False):
     """digits_cnn.py's step through onemodeld, as tests/proofs/test_digits_cnn.py takes it:
     one Run (reset_arena, the forward and the loss, the Grad operations of backward(), the SGD
-    updating the parameters in place; Optimizer.step() leaves it in flight, so the next step
-    is made while it runs, and each timed stretch ends with finish(), which waits for the
-    last), images, labels and index table resident in the session's pool (as FLOAT: Gather
-    takes FLOAT data; each step Casts its pieces to INT64), nothing fetched.
+    updating the parameters in place), images, labels and index table resident in the
+    session's pool (as FLOAT: Gather takes FLOAT data; each step Casts its pieces to INT64),
+    nothing fetched.
     nhwc (case digits_cnn_step_nhwc, not an entry): each convolution takes its input as NHWC
     with keep_layout (the oneDNN path); measured no faster than this NCHW step once the layout
     conversions around the ReLUs are paid (docs/performance.md)."""
@@ -136,8 +135,7 @@ def digits_cnn_step(session, nhwc=False):
                                lambda h: h.max_pool2d(2, stride=2),
                                lambda h: h.reshape(h.shape[0], -1))
         z.cross_entropy(labels).backward()
-        opt.step()  # in flight until the next step's (or finish()'s) flush
-    run.finish = session.flush
+        opt.step()
     return run
 
 

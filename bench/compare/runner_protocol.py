@@ -1,8 +1,6 @@
 """The request loop shared by bench/compare's Python runners (see compare_runner.cc for the
 protocol): "info" answers info(), "CASE MIN_SECONDS" times cases[CASE]() as
 {"case", "seconds", "calls"}, calls fixed on the case's first request after one warm-up call.
-A case whose callable has a `finish` attribute (work it leaves in flight, such as onemodel's
-Optimizer.step()) has finish() called at the end of each timed stretch, inside the time.
 
     serve({"add_16m": setup_add}, info)   # setup_add() returns the callable to time
 """
@@ -27,20 +25,16 @@ def serve(cases, info):
         else:
             if name not in ready:
                 fn = cases[name]()
-                finish = getattr(fn, "finish", lambda: None)
                 fn()  # warm-up
-                finish()
                 start = time.perf_counter()
                 fn()
-                finish()
                 one = time.perf_counter() - start
                 min_seconds = float(words[1]) if len(words) > 1 else 0.05
-                ready[name] = (fn, finish, max(1, math.ceil(min_seconds / max(one, 1e-9))))
-            fn, finish, calls = ready[name]
+                ready[name] = (fn, max(1, math.ceil(min_seconds / max(one, 1e-9))))
+            fn, calls = ready[name]
             start = time.perf_counter()
             for _ in range(calls):
                 fn()
-            finish()
             reply = {"case": name, "seconds": (time.perf_counter() - start) / calls,
                      "calls": calls}
         sys.stdout.write(json.dumps(reply) + "\n")

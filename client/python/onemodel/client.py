@@ -380,8 +380,8 @@ class Client:
 
     def stats(self, session=None):
         """Server statistics (pool, sessions, per-RPC); with a session also its own. Waits
-        first for the Runs this client's sessions have in flight (Optimizer.step()), so the
-        figures include them."""
+        first for the Runs this client's sessions have in flight
+        (Optimizer.step(wait=False)), so the figures include them."""
         for s in list(self._sessions):
             s._settle()
         sid = session.id if isinstance(session, Session) else (session or '')
@@ -485,8 +485,8 @@ class Session:
         return 'Session(%s, %s%s)' % (self.id, self.kernel_variant, ', closed' if self.closed else '')
 
     def _settle(self):
-        """Waits for the tensor API's Run in flight (the one Optimizer.step() sent without
-        waiting), raising its error: every call of the session goes after it, in order."""
+        """Waits for the tensor API's Run in flight (Optimizer.step(wait=False)'s), raising its
+        error: every call of the session goes after it, in order."""
         graph = getattr(self, '_graph', None)
         if graph is not None:
             graph.settle()

@@ -1,8 +1,8 @@
 """Optimizers for onemodel.Tensor parameters, with torch.optim's definitions, run on the server.
 
 step() is one Run of the server's SGD or AdamW operation (docs/protocol.md section 5) over
-every parameter that has a gradient, sent without waiting for the reply (the session's next
-call waits for it): parameters and their states (momentum buffers, moment
+every parameter that has a gradient (step(wait=False): sent without waiting for the reply, which
+the session's next call waits for): parameters and their states (momentum buffers, moment
 estimates, the step counter) are updated in place on the server, and nothing is downloaded.
 States are pool tensors of zeros the optimizer makes when it is created (PutTensor each), so
 every step is exactly one Run. clip_grad_norm_ is
@@ -55,11 +55,11 @@ class Optimizer:
         for p in self.params:
             p.grad = None
 
-    def step(self) -> None:
-        """Updates every parameter that has a gradient: one Run, sent without waiting for its
-        reply, so the next step is made while the server runs this one. The session's next
-        call waits for it and raises its error, if any (onemodel.pending); Session.flush()
-        waits at once."""
+    def step(self, wait: bool = True) -> None:
+        """Updates every parameter that has a gradient: one Run. wait=False sends it without
+        waiting for the reply, so the next step is made while the server runs this one: the
+        session's next call waits for it and raises its error, if any (onemodel.pending);
+        Session.flush() waits at once."""
         chosen = [i for i, p in enumerate(self.params) if p.grad is not None]
         if not chosen:
             return
@@ -70,7 +70,7 @@ class Optimizer:
             lists.append([self.state[i][name] for i in chosen])
         update = apply(self.op, self._step, *[t for ts in lists for t in ts],
                        **self._attributes())
-        update._graph.flush(wait=False)
+        update._graph.flush(wait=wait)
 
 
 class SGD(Optimizer):

@@ -6,8 +6,8 @@ shape that could not be inferred, describe()), on Session.flush(), when the reco
 changes (no_grad), or when it reaches max_run_operations. Operations whose Tensor was dropped
 before a flush (and that nothing alive depends on) are never sent.
 
-Optimizer.step() sends its Run without waiting for the reply (flush(wait=False)), so the next
-step's operations are made while the server runs this one. The Run is then in flight: the
+Optimizer.step(wait=False) sends its Run without waiting for the reply (flush(wait=False)),
+so the next step's operations are made while the server runs this one. The Run is then in flight: the
 session's next call of any kind (the next flush, a download, an upload, close(), the client's
 stats()) first waits for its reply, so calls reach the server in the order they were made,
 and raises its error there if the server refused it (the message names the line that created
@@ -135,8 +135,8 @@ class Graph:
         """Sends every queued operation that is still wanted, as one Run (several when more
         than max_run_operations or of both recording modes), with a deferred arena reset;
         raises the error of a refused operation with the line that created it. Waits for the
-        Run in flight first. wait=False (Optimizer.step()): a single Run is sent and left in
-        flight (settle() waits for it)."""
+        Run in flight first. wait=False (Optimizer.step(wait=False)): a single Run is sent and
+        left in flight (settle() waits for it)."""
         pb = _client.pb
         self.settle()
         live = self._live()

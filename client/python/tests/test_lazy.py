@@ -176,9 +176,9 @@ def test_queue_is_sent_at_max_run_operations(counted):
 
 
 def test_a_step_refused_whole_requeues_its_operations_ahead_of_later_ones(counted):
-    """A Run in flight (Optimizer.step()) that the server refuses as a whole, no operation's
-    fault (more operations than its limit), leaves its operations queued ahead of those made
-    since; the next flush sends each recording mode in a Run of its own, in order."""
+    """A Run in flight (Optimizer.step(wait=False)) that the server refuses as a whole, no
+    operation's fault (more operations than its limit), leaves its operations queued ahead of
+    those made since; the next flush sends each recording mode in a Run of its own, in order."""
     s, rpcs = counted
     w = s.parameter(np.ones(2, np.float32))
     opt = onemodel.optim.SGD([w], lr=0.5)
@@ -189,7 +189,7 @@ def test_a_step_refused_whole_requeues_its_operations_ahead_of_later_ones(counte
         acc = acc + 1.0
     acc.sum().backward()              # Sum and Grad: 4096 operations, then the SGD
     rpcs.take()
-    opt.step()
+    opt.step(wait=False)
     assert rpcs.take() == {'Run': 1} and graph.in_flight is not None
     with s.no_grad():
         doubled = w * 2               # made while the step is in flight, recording nothing

@@ -216,22 +216,27 @@ def test_linear_and_module_match_torch(sess):
 
 def test_step_is_in_flight_until_the_sessions_next_call(sess):
     w = sess.parameter(np.array([1.0, 2.0], np.float32))
-    (w * np.array([3.0, 4.0], np.float32)).sum().backward()
-    optim.SGD([w], lr=0.5).step()           # sent, not awaited
+    opt = optim.SGD([w], lr=0.5)
     graph = pending.graph(sess)
+    (w * np.array([3.0, 4.0], np.float32)).sum().backward()
+    opt.step()                                # waits for its reply
+    assert graph.in_flight is None
+    opt.zero_grad()
+    (w * np.array([1.0, 1.0], np.float32)).sum().backward()
+    opt.step(wait=False)                      # sent, not awaited
     assert graph.in_flight is not None
-    np.testing.assert_array_equal(w.numpy(), [1 - 1.5, 2 - 2.0])  # GetTensor waits for it
+    np.testing.assert_array_equal(w.numpy(), [1 - 1.5 - 0.5, 2 - 2.0 - 0.5])  # GetTensor waits
     assert graph.in_flight is None
 
 
 def refused_step(session):
     """A training step the server refuses at its IndexSelect (row 7 of a 4-row table), sent
-    by Optimizer.step(); returns the table and the loss."""
+    by Optimizer.step(wait=False); returns the table and the loss."""
     table = session.parameter(np.ones((4, 2), np.float32))
     rows = session.tensor(np.array([1, 7], np.int64))
     loss = table.index_select(0, rows).sum()   # the refused operation's line
     loss.backward()
-    optim.SGD([table], lr=0.5).step()
+    optim.SGD([table], lr=0.5).step(wait=False)
     return table, loss
 
 
@@ -256,7 +261,7 @@ def test_client_stats_wait_for_a_step_in_flight(client):
         w = s.parameter(np.array([1.0, 2.0], np.float32))
         (w * np.array([3.0, 4.0], np.float32)).sum().backward()
         before = runs()
-        optim.SGD([w], lr=0.5).step()
+        optim.SGD([w], lr=0.5).step(wait=False)
         assert pending.graph(s).in_flight is not None
         assert runs() == before + 1
         assert pending.graph(s).in_flight is None
