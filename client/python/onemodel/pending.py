@@ -7,11 +7,11 @@ changes (no_grad), or when it reaches max_run_operations. Operations whose Tenso
 before a flush (and that nothing alive depends on) are never sent.
 
 Optimizer.step(wait=False) sends its Run without waiting for the reply (flush(wait=False)),
-so the next step's operations are made while the server runs this one. The Run is then in flight: the
-session's next call of any kind (the next flush, a download, an upload, close(), the client's
-stats()) first waits for its reply, so calls reach the server in the order they were made,
-and raises its error there if the server refused it (the message names the line that created
-the refused operation, as always). Session.flush() waits at once.
+so the next step's operations are made while the server runs this one. The Run is then in
+flight: the session's next call of any kind (the next flush, a download, an upload, close(),
+the client's stats()) first waits for its reply, so calls reach the server in the order they
+were made, and raises its error there if the server refused it (the message names the line
+that created the refused operation, as always). Session.flush() waits at once.
 
 When the server refuses operation K of the Run, the error is raised again with the line that
 created operation K; that tensor and everything made from it keep the error; the other queued
