@@ -392,10 +392,15 @@ constexpr bool kDnnl = false;
 constexpr bool kDnnl = true;
 #endif
 
+// Output channel k's bias, +0 without one.
+float BiasAt(const Tensor* bias, int64_t k) {
+  return bias ? bias->Storage<float>()[bias->offset() + k * bias->strides()[0]] : 0;
+}
+
 // Sets out (NCHW contiguous or dense NHWC) to the bias of each output channel (0 without one).
 void FillBias(const Tensor* bias, const ConvDims& d, bool nhwc, int64_t n, float* po) {
   for (int64_t k = 0; k < d.k; ++k) {
-    const float b = bias ? bias->Storage<float>()[bias->offset() + k * bias->strides()[0]] : 0;
+    const float b = BiasAt(bias, k);
     if (nhwc) {
       for (int64_t e = 0; e < d.Cols(); ++e) po[(n * d.Cols() + e) * d.k + k] = b;
     } else {
@@ -410,8 +415,7 @@ void FillBias(const Tensor* bias, const ConvDims& d, bool nhwc, int64_t n, float
 void BiasPlusImages(const Tensor* bias, const float* product, int64_t ld, const ConvDims& d,
                     int64_t n0, int64_t m, int64_t k0, float* po) {
   for (int64_t k = 0; k < d.kg; ++k) {
-    const float b =
-        bias ? bias->Storage<float>()[bias->offset() + (k0 + k) * bias->strides()[0]] : 0;
+    const float b = BiasAt(bias, k0 + k);
     for (int64_t i = 0; i < m; ++i) {
       const float* from = product + k * ld + i * d.Cols();
       float* to = po + ((n0 + i) * d.k + k0 + k) * d.Cols();
