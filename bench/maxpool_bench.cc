@@ -3,7 +3,7 @@
 // same layout), with and without indices. BM_ReadInputOnce is the floor: one pass reading
 // the input, on 1 and on all threads. Run from the release preset:
 //   build/release/bench/maxpool_bench --benchmark_min_time=0.2
-// Arguments: /layout (0 NCHW, 1 NHWC)/indices (0, 1).
+// Arguments: /layout (0 NCHW, 1 NHWC)/indices (0, 1). BM_DigitsPool: the digits CNN's pools.
 #include <benchmark/benchmark.h>
 
 #include <bit>
@@ -74,6 +74,46 @@ void BM_MaxPoolReference(benchmark::State& state) {
   static const ReferenceKernels reference;
   Run(state, reference);
 }
+
+// The digits CNN's two 2x2 pools at stride 2 (tests/proofs/digits_model.py, batch 256):
+// /layer 0 pools [256, 8, 8, 8], 1 pools [256, 16, 4, 4]; /backward 0 is the forward with
+// indices, 1 the backward from those indices; /fast 1 the fast kernels (shared pool), 0 the
+// reference.
+void BM_DigitsPool(benchmark::State& state) {
+  static const FastKernels fast(BestTarget());
+  static const ReferenceKernels reference;
+  const TensorKernels& kernels =
+      state.range(2) ? static_cast<const TensorKernels&>(fast) : reference;
+  const Shape in = state.range(0) ? Shape{256, 16, 4, 4} : Shape{256, 8, 8, 8};
+  const Shape out{in[0], in[1], in[2] / 2, in[3] / 2};
+  constexpr MaxPool2dParams kTwoByTwo{2, 2, 2, 2, 0, 0};
+  Tensor x = Tensor::Empty(in, DType::kFloat, Pool());
+  uint32_t seed = 7;
+  for (float& v : x.MutableData<float>()) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(seed >> 8) * 0x1p-24f - 0.5f;
+  }
+  Tensor y = Tensor::Empty(out, DType::kFloat, Pool());
+  Tensor idx = Tensor::Empty(out, DType::kInt32, Pool());
+  Tensor gx = Tensor::Empty(in, DType::kFloat, Pool());
+  kernels.MaxPool2d(x, kTwoByTwo, y, &idx);
+  const bool backward = state.range(1) != 0;
+  for (auto _ : state) {
+    if (backward) {
+      kernels.MaxPool2dBackward(y, idx, gx);  // y as the output gradient: any values do
+    } else {
+      kernels.MaxPool2d(x, kTwoByTwo, y, &idx);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(std::string(kernels.name()) + " " + in.ToString() +
+                 (backward ? " backward" : " forward"));
+}
+BENCHMARK(BM_DigitsPool)
+    ->ArgNames({"layer", "backward", "fast"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {1, 0}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // Sums the input's bits once (a pass bounded by memory bandwidth), split over `threads`.
 void BM_ReadInputOnce(benchmark::State& state) {

@@ -64,7 +64,7 @@ void FastKernels::MaxPool2d(const Tensor& x, const MaxPool2dParams& params, Tens
 
 void FastKernels::MaxPool2dBackward(const Tensor& grad_out, const Tensor& indices,
                                     Tensor& grad_x) const {
-  internal::MaxPool2dBackwardFast(pool_, grad_out, indices, grad_x);
+  internal::MaxPool2dBackwardFast(target_, pool_, grad_out, indices, grad_x);
 }
 
 int64_t FastKernels::Conv2dScratchFloats(const Shape& x, const Shape& w,

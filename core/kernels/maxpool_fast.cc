@@ -48,6 +48,13 @@ bool PlanesApply(const PoolPlan& p, int64_t lanes, const Tensor& x, const Tensor
          lanes * p.h * p.w <= INT32_MAX;
 }
 
+// Whether MaxPoolSimd::pairs takes a call the planes loop could: 2x2 windows at stride 2
+// without dilation tiling each plane.
+bool PairsApply(const PoolPlan& p, int64_t lanes) {
+  return p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.dh == 1 && p.dw == 1 &&
+         p.h == 2 * p.oh && p.w == 2 * p.ow && PairLanesFit(lanes, p.oh, p.ow);
+}
+
 }  // namespace
 
 void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const MaxPool2dParams& p,
@@ -83,7 +90,7 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
   PoolUnitsFn fn = simd.strided;
   int64_t units = plan.n * plan.c * plan.oh;
   if (PlanesApply(plan, simd.lanes, x, out, indices)) {
-    fn = simd.planes;
+    fn = PairsApply(plan, simd.lanes) ? simd.pairs : simd.planes;
     units = plan.n * plan.c;
   } else if (plan.in_stride[3] == 1) {
     fn = simd.rows;
@@ -96,10 +103,11 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
   const int64_t unit_work = work / units;
   const CancelToken* cancel = CurrentCancelToken();
   const int64_t threads = pool.threads();
-  const int64_t tasks = threads <= 1
-                            ? 1
-                            : std::min({units, threads * kTasksPerThread,
-                                        work / (fn == simd.planes ? kPlanesGrain : kPoolGrain)});
+  const int64_t tasks =
+      threads <= 1
+          ? 1
+          : std::min({units, threads * kTasksPerThread,
+                      work / (fn == simd.planes || fn == simd.pairs ? kPlanesGrain : kPoolGrain)});
   if (tasks <= 1) {
     RunUnitsChecked(fn, plan, 0, units, unit_work, cancel);
     return;
@@ -151,8 +159,8 @@ void ScatterPlanes(const ScatterPlan& b, int64_t begin, int64_t end) {
 
 }  // namespace
 
-void MaxPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const Tensor& indices,
-                           Tensor& grad_x) {
+void MaxPool2dBackwardFast(SimdTarget target, ThreadPool& pool, const Tensor& grad_out,
+                           const Tensor& indices, Tensor& grad_x) {
   ScatterPlan b;
   b.gx = grad_x.MutableData<float>().data();
   b.g = grad_out.Storage<float>().data() + grad_out.offset();
@@ -166,17 +174,28 @@ void MaxPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const Tenso
   b.plane = grad_x.shape()[2] * grad_x.shape()[3];
   if (planes == 0 || b.plane == 0) return;
 
+  // Planes tiled by 2x2 cells, one per output position, are written cell by cell where every
+  // index lies in its own cell (as MaxPool2d's 2x2 windows at stride 2 give them); a task that
+  // finds one elsewhere scatters its planes instead.
+  const MaxPoolSimd& simd = MaxPoolSimdFor(target);
+  const bool pairs = grad_out.IsContiguous() && indices.IsContiguous() &&
+                     grad_x.shape()[2] == 2 * b.oh && grad_x.shape()[3] == 2 * b.ow &&
+                     PairLanesFit(simd.lanes, b.oh, b.ow);
+  const PairsGradPlan cells{b.g, b.idx, b.gx, b.oh, b.ow};
+  auto run = [&](int64_t begin, int64_t end) {
+    if (!pairs || !simd.pairs_grad(cells, begin, end)) ScatterPlanes(b, begin, end);
+  };
+
   // Work: every gradient element written plus every output gradient read.
   const int64_t work = planes * (b.plane + b.oh * b.ow);
   const int64_t threads = pool.threads();
   const int64_t tasks =
       threads <= 1 ? 1 : std::min({planes, threads * kTasksPerThread, work / kPoolGrain});
   if (tasks <= 1) {
-    ScatterPlanes(b, 0, planes);
+    run(0, planes);
     return;
   }
-  pool.ParallelFor(
-      tasks, [&](int64_t t) { ScatterPlanes(b, planes * t / tasks, planes * (t + 1) / tasks); });
+  pool.ParallelFor(tasks, [&](int64_t t) { run(planes * t / tasks, planes * (t + 1) / tasks); });
 }
 
 }  // namespace onemodel::internal

@@ -19,8 +19,12 @@
 // of a plane, or several whole planes, its lanes' window elements gathered (GatherIndex), the
 // full rule at every step (no NaN scan).
 // pixels (NHWC, channel stride 1): one output pixel at a time, vectors of channels; the
-// channel tail uses a masked load. strided: the scalar loop for everything else. Dilation
-// steps window rows and columns; relu (ReluMaxPool2d) starts every window from +0 at index -1.
+// channel tail uses a masked load. pairs (the planes loop's cases with 2x2 windows at stride 2
+// tiling each plane: the digits CNN's pools): the four input vectors under a vector of outputs
+// are loaded whole and each window element's vector picked from them with table lookups, no
+// gather; pairs_grad writes the backward's cells the same way. strided: the scalar loop for
+// everything else. Dilation steps window rows and columns; relu (ReluMaxPool2d) starts every
+// window from +0 at index -1.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "core/kernels/maxpool_simd.cc"
 // Highway needs this order: foreach_target, then highway.
@@ -435,6 +439,153 @@ void PlanesT(const PoolPlan& p, int64_t begin, int64_t end) {
   }
 }
 
+// ---- pairs: 2x2 windows at stride 2 tiling contiguous NCHW planes (H = 2 OH, W = 2 OW) ----
+
+// The lanes of L consecutive outputs that start a row pair (OW divides L) read exactly the 4L
+// input floats from 4 times their offset: four whole vectors. Window element k = 2 ky + kx of
+// output lane j is lane lane[k][j] of vector src[k][j]; cell lane m of vector s is element
+// elem[s][m] of output lane out[s][m] (the same map inverted, for the backward). at0[j]: the
+// plane position of lane j's element 0, less the first row pair's rows.
+struct PairLanes {
+  static constexpr size_t kMax = hn::MaxLanes(DI());
+  HWY_ALIGN int32_t lane[4][kMax], src[4][kMax], out[4][kMax], elem[4][kMax], at0[kMax];
+  PairLanes(int64_t oh, int64_t ow) {
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(DI())), w = 2 * ow;
+    for (int64_t j = 0; j < lanes; ++j) {
+      const int64_t pair = j / ow, ox = j % ow;
+      at0[j] = static_cast<int32_t>((pair % oh) * 2 * w + 2 * ox);
+      for (int k = 0; k < 4; ++k) {
+        const int64_t rel = pair * 2 * w + (k / 2) * w + 2 * ox + k % 2;
+        const int64_t s = rel / lanes, m = rel % lanes;
+        lane[k][j] = static_cast<int32_t>(m);
+        src[k][j] = static_cast<int32_t>(s);
+        out[s][m] = static_cast<int32_t>(j);
+        elem[s][m] = k;
+      }
+    }
+  }
+};
+
+// A vector whose lane j is lane `lane[j]` of v[from[j]] (from in 0..3), from four vectors held
+// in registers: a table lookup in each, merged by where each lane comes from.
+class Pick4 {
+ public:
+  Pick4(const int32_t* lane, const int32_t* from) {
+    const D d;
+    const DI di;
+    idx_ = hn::IndicesFromVec(d, hn::Load(di, lane));
+    const VI f = hn::Load(di, from);
+    for (int k = 1; k < 4; ++k) from_[k - 1] = hn::RebindMask(d, hn::Eq(f, hn::Set(di, k)));
+  }
+  HWY_INLINE V operator()(const V (&v)[4]) const {
+    V r = hn::TableLookupLanes(v[0], idx_);
+    for (int k = 1; k < 4; ++k)
+      r = hn::IfThenElse(from_[k - 1], hn::TableLookupLanes(v[k], idx_), r);
+    return r;
+  }
+
+ private:
+  decltype(hn::IndicesFromVec(D(), hn::Zero(DI()))) idx_;
+  M from_[3];
+};
+
+// Plane position of element k of a window, relative to its element 0.
+HWY_INLINE int32_t ElementOffset(int k, int64_t w) {
+  return static_cast<int32_t>((k / 2) * w + k % 2);
+}
+
+// The plane position of each lane's element 0 for the L outputs from o, where a row pair
+// starts (see PairLanesFit).
+HWY_INLINE VI PairStarts(const VI at_lanes, int64_t o, int64_t oh, int64_t ow) {
+  const DI di;
+  return hn::Add(at_lanes, hn::Set(di, static_cast<int32_t>((o / ow) % oh * 4 * ow)));
+}
+
+// Planes [begin, end): each vector's four element vectors picked from its four input vectors,
+// scanned in the reference's order with the full rule (no NaN scan). Outputs of the last
+// partial vector take ScalarWindow.
+template <bool kIdx>
+void PairsT(const PoolPlan& p, int64_t begin, int64_t end) {
+  const D d;
+  const DI di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), per_plane = p.oh * p.ow;
+  const PairLanes t(p.oh, p.ow);
+  const Pick4 pick[4] = {
+      {t.lane[0], t.src[0]}, {t.lane[1], t.src[1]}, {t.lane[2], t.src[2]}, {t.lane[3], t.src[3]}};
+  const VI at_lanes = hn::Load(di, t.at0);
+  int64_t o = begin * per_plane;
+  const int64_t stop = end * per_plane;
+  for (; o + lanes <= stop; o += lanes) {
+    const float* x = p.in + 4 * o;
+    const V in[4] = {hn::LoadU(d, x), hn::LoadU(d, x + lanes), hn::LoadU(d, x + 2 * lanes),
+                     hn::LoadU(d, x + 3 * lanes)};
+    const VI at0 = PairStarts(at_lanes, o, p.oh, p.ow);
+    V best = p.relu ? hn::Zero(d) : pick[0](in);
+    VI at = p.relu ? hn::Set(di, -1) : at0;
+    for (int k = p.relu ? 0 : 1; k < 4; ++k) {
+      Step<true, kIdx>(pick[k](in), hn::Add(at0, hn::Set(di, ElementOffset(k, p.w))), best, at);
+    }
+    hn::StoreU(best, d, p.out + o);
+    if constexpr (kIdx) hn::StoreU(at, di, p.idx + o);
+  }
+  for (; o < stop; ++o) {
+    const int64_t q = o / per_plane, oy = o % per_plane / p.ow, ox = o % p.ow;
+    float best;
+    int64_t at;
+    ScalarWindow<true>(p, p.in + q * p.h * p.w, p.w, 1, Span{2 * oy, 2 * oy + 2},
+                       Span{2 * ox, 2 * ox + 2}, best, at);
+    p.out[o] = best;
+    if constexpr (kIdx) p.idx[o] = static_cast<int32_t>(at);
+  }
+}
+
+// PairsGradFn: per vector of outputs, element vector k holds 0 + g where the index names
+// element k, else +0; the four cell vectors are picked from them and stored whole. Indices
+// outside their cell are noted, not followed.
+bool PairsGrad(const internal::PairsGradPlan& b, int64_t begin, int64_t end) {
+  const D d;
+  const DI di;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d)), per_plane = b.oh * b.ow;
+  const int64_t w = 2 * b.ow;
+  const PairLanes t(b.oh, b.ow);
+  const Pick4 pick[4] = {
+      {t.out[0], t.elem[0]}, {t.out[1], t.elem[1]}, {t.out[2], t.elem[2]}, {t.out[3], t.elem[3]}};
+  const VI at_lanes = hn::Load(di, t.at0);
+  VI inside_all = hn::Set(di, -1);  // all bits set in lanes whose every index was in its cell
+  int64_t o = begin * per_plane;
+  const int64_t stop = end * per_plane;
+  for (; o + lanes <= stop; o += lanes) {
+    const VI idx = hn::LoadU(di, b.idx + o);
+    const V g = hn::Add(hn::Zero(d), hn::LoadU(d, b.g + o));  // what the scatter stores
+    const VI at0 = PairStarts(at_lanes, o, b.oh, b.ow);
+    auto inside = hn::Lt(idx, hn::Zero(di));
+    V element[4];
+    for (int k = 0; k < 4; ++k) {
+      const auto hit = hn::Eq(idx, hn::Add(at0, hn::Set(di, ElementOffset(k, w))));
+      element[k] = hn::IfThenElseZero(hn::RebindMask(d, hit), g);
+      inside = hn::Or(inside, hit);
+    }
+    inside_all = hn::And(inside_all, hn::VecFromMask(di, inside));
+    float* cells = b.gx + 4 * o;
+    for (int s = 0; s < 4; ++s) hn::StoreU(pick[s](element), d, cells + s * lanes);
+  }
+  bool ok = hn::AllTrue(di, hn::MaskFromVec(inside_all));
+  for (; o < stop; ++o) {
+    const int64_t oy = o % per_plane / b.ow, ox = o % b.ow;
+    float* plane = b.gx + (o / per_plane) * 4 * per_plane;
+    const int32_t at = b.idx[o];
+    const float g = 0.0f + b.g[o];
+    bool hit = at < 0;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t cell = (2 * oy) * w + 2 * ox + ElementOffset(k, w);
+      plane[cell] = at == cell ? g : 0.0f;
+      hit |= at == cell;
+    }
+    ok &= hit;
+  }
+  return ok;
+}
+
 // ---- strided: anything else ----
 
 template <bool kIdx>
@@ -612,11 +763,19 @@ void Strided(const PoolPlan& p, int64_t begin, int64_t end) {
   return p.idx ? StridedT<true>(p, begin, end) : StridedT<false>(p, begin, end);
 }
 
+void Pairs(const PoolPlan& p, int64_t begin, int64_t end) {
+  return p.idx ? PairsT<true>(p, begin, end) : PairsT<false>(p, begin, end);
+}
+
 }  // namespace maxpool
 
 const internal::MaxPoolSimd* GetMaxPoolSimd() {
-  static const internal::MaxPoolSimd table = {&maxpool::Rows, &maxpool::Pixels, &maxpool::Planes,
+  static const internal::MaxPoolSimd table = {&maxpool::Rows,
+                                              &maxpool::Pixels,
+                                              &maxpool::Planes,
                                               &maxpool::Strided,
+                                              &maxpool::Pairs,
+                                              &maxpool::PairsGrad,
                                               static_cast<int64_t>(hn::Lanes(maxpool::D()))};
   return &table;
 }

@@ -30,8 +30,9 @@ void MaxPool2dBackwardReference(const Tensor& grad_out, const Tensor& indices, T
 
 // The same result bit for bit, planes split over `pool`: each plane of grad_x is zeroed by the
 // thread that scatters into it, just before, so its memory is touched once while hot (and
-// the first touch of fresh pages is spread over the threads).
-void MaxPool2dBackwardFast(ThreadPool& pool, const Tensor& grad_out, const Tensor& indices,
-                           Tensor& grad_x);
+// the first touch of fresh pages is spread over the threads). Planes tiled by 2x2 cells whose
+// indices each lie in their own cell are written cell by cell instead, in `target`'s vectors.
+void MaxPool2dBackwardFast(SimdTarget target, ThreadPool& pool, const Tensor& grad_out,
+                           const Tensor& indices, Tensor& grad_x);
 
 }  // namespace onemodel::internal

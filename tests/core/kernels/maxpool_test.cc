@@ -669,6 +669,34 @@ TEST_P(MaxPool2dFastTest, NarrowOutputRowsOfContiguousPlanesGiveTheReferenceResu
   }
 }
 
+// 2x2 windows at stride 2 over contiguous planes that they tile (H = 2 OH, W = 2 OW) with
+// output rows of 1, 2, 4 or 8 take the pairs loop where a vector holds whole output rows and
+// rows and planes line up with vectors (maxpool_simd.cc); other widths, odd planes and the
+// views below take the other loops. Bit for bit the reference, indices too, with every value
+// flavour, relu and ceil_mode, up to 150 planes (partial last vectors, split over 2 threads).
+TEST_P(MaxPool2dFastTest, TwoByTwoWindowsTilingThePlaneGiveTheReferenceResults) {
+  std::mt19937 rng(20);
+  const int64_t widths[] = {1, 2, 4, 8, 3, 16};
+  for (const Run& run : Runs()) {
+    for (int i = 0; i < 200; ++i) {
+      MaxPool2dParams p{2, 2, 2, 2, 0, 0};
+      p.ceil_mode = rng() % 4 == 0;
+      p.relu = rng() % 3 == 0;
+      const int64_t ow = widths[rng() % 6], oh = static_cast<int64_t>(1 + rng() % 9);
+      const auto n = static_cast<int64_t>(1 + rng() % 3), c = static_cast<int64_t>(1 + rng() % 50);
+      const int64_t h = 2 * oh + (rng() % 8 == 0), w = 2 * ow;
+      const Shape shape{n, c, h, w};
+      Tensor x = Tensor::Empty(shape, DType::kFloat, pool_);
+      const int flavour = static_cast<int>(rng() % kFlavours);
+      FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, flavour); });
+      Tensor reversed = Tensor::Empty(shape, DType::kFloat, pool_).Slice(2, h - 1, -h - 1, -1);
+      reversed.CopyFrom(x);
+      ExpectReferenceBits(run, p, {&std::as_const(x), &std::as_const(reversed)});
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST_P(MaxPool2dTest, EachCallBumpsOutputAndIndexVersionsOnce) {
   Tensor x = Tensor::Empty(Shape{1, 3, 9, 40}, DType::kFloat, pool_, /*zero=*/true);
   const MaxPool2dParams p{3, 3, 2, 2, 1, 1};
@@ -831,6 +859,55 @@ TEST_P(MaxPool2dFastTest, BackwardSplitOverThreadsGivesTheReferenceBits) {
         ASSERT_TRUE(SameGradient(o[e], r[e]))
             << Bits(o[e]) << " vs " << Bits(r[e]) << " " << v.label << " gradient "
             << LayoutName(g->layout()) << " element #" << e;
+      }
+    }
+  }
+}
+
+// Gradients of planes tiled by 2x2 cells (H = 2 OH, W = 2 OW), contiguous: written cell by
+// cell where each index lies in its own cell (pairs_grad), scattered where one does not.
+// Indices from 2x2 pools at stride 2 (relu too: -1), from 3x3 pools at stride 2 with pad 1 (the
+// same shapes, argmaxes often in a neighbour's cell), and from 2x2 pools with one index moved
+// to a neighbour's cell deep in a large batch: every element the reference's bits (exactly:
+// no cell takes two gradients here unless an index left its cell).
+TEST_P(MaxPool2dFastTest, BackwardOverTwoByTwoCellsGivesTheReferenceBits) {
+  std::mt19937 rng(34);
+  const int64_t widths[] = {1, 2, 4, 8, 3};
+  for (int i = 0; i < 120; ++i) {
+    const int64_t ow = widths[rng() % 5], oh = static_cast<int64_t>(1 + rng() % 9);
+    const bool large = i % 10 == 0;
+    const auto n = large ? int64_t{64} : static_cast<int64_t>(1 + rng() % 3);
+    const auto c = large ? int64_t{16} : static_cast<int64_t>(1 + rng() % 40);
+    const Shape in{n, c, 2 * oh, 2 * ow}, out{n, c, oh, ow};
+    const int kind = static_cast<int>(rng() % 3);  // 2x2, 3x3 pad 1, 2x2 with a stray index
+    MaxPool2dParams p =
+        kind == 1 ? MaxPool2dParams{3, 3, 2, 2, 1, 1} : MaxPool2dParams{2, 2, 2, 2, 0, 0};
+    p.relu = rng() % 3 == 0;
+    ASSERT_EQ(OutputShape(in, p), out);
+    Tensor x = Tensor::Empty(in, DType::kFloat, pool_);
+    const int flavour = static_cast<int>(rng() % kFlavours);
+    FillWith(x, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, flavour); });
+    Tensor y = Tensor::Empty(out, DType::kFloat, pool_);
+    Tensor idx = Tensor::Empty(out, DType::kInt32, pool_);
+    reference_.MaxPool2d(x, p, y, &idx);
+    if (kind == 2 &&
+        ow > 1) {  // the last plane's first output points into its right neighbour's cell
+      idx.MutableData<int32_t>()[static_cast<size_t>((n * c - 1) * oh * ow)] = 2;
+    }
+    Tensor g = Tensor::Empty(out, DType::kFloat, pool_);
+    const int g_flavour = static_cast<int>(rng() % kFlavours);
+    FillWith(g, [&](int64_t, int64_t, int64_t, int64_t) { return RandomValue(rng, g_flavour); });
+    Tensor ref = SentinelGrad(in, pool_);
+    reference_.MaxPool2dBackward(g, idx, ref);
+    const auto r = ref.Data<float>();
+    for (const Run& v : Runs()) {
+      Tensor gx = SentinelGrad(in, pool_);
+      v.kernels->MaxPool2dBackward(g, idx, gx);
+      const auto o = gx.Data<float>();
+      for (size_t e = 0; e < r.size(); ++e) {
+        ASSERT_TRUE(kind == 0 ? Bits(o[e]) == Bits(r[e]) : SameGradient(o[e], r[e]))
+            << Bits(o[e]) << " vs " << Bits(r[e]) << " " << v.label << " kind " << kind << " input "
+            << in.ToString() << " relu " << p.relu << " element #" << e;
       }
     }
   }
