@@ -11,6 +11,7 @@
 #include "core/common/exceptions.h"
 #include "core/ops/internal/op_utils.h"
 #include "core/ops/internal/reduce_axes.h"
+#include "core/ops/internal/sum_runs.h"
 #include "core/shape/dim_vector.h"
 #include "core/shape/strided_walk.h"
 
@@ -25,6 +26,7 @@ using Walk = onemodel::internal::StridedWalk<1>;
 
 // Output elements summed side by side: their double sums are independent chains, so the
 // additions of one overlap the latency of the others' (a chain alone waits for each addition).
+// Eight, as internal::AddEightRuns takes them where their runs have unit stride.
 constexpr int64_t kChains = 8;
 
 // acc[u] += p[u * chain_step + q * step] for q = 0, 1, ..., m - 1 in that order, u < kCount.
@@ -73,6 +75,9 @@ Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const
         inner.ForEachRow(k0, std::min(inner_count, k0 + kCheckEvery),
                          [&](int64_t m, const Walk::Offsets& from) {
                            const float* p = first + from[0];
+                           if (chains == kChains && inner_step == 1) {
+                             return internal::AddEightRuns(p, m, outer_step, acc.data());
+                           }
                            if (chains == kChains) {
                              return AddRuns<kChains>(p, m, inner_step, outer_step, acc.data());
                            }

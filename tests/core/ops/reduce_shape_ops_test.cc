@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "core/autograd/engine.h"
 #include "core/common/exceptions.h"
 #include "core/ops/cumsum.h"
+#include "core/ops/internal/sum_runs.h"
 #include "core/ops/pad_tile.h"
 #include "core/ops/reduce.h"
 #include "core/ops/reduce_extrema.h"
@@ -86,6 +88,54 @@ TEST_F(ReduceShapeOpsTest, SumAddsEachOutputsElementsInOrder) {
   const std::array<int, 3> bias_axes{0, 2, 3};
   EXPECT_EQ(Values(ops::Sum(Vec(nchw, Shape{3, 10, 2, 2}), bias_axes, false, ctx_)),
             (F{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
+
+// Eight runs summed side by side (Sum's fast inner loop for unit-stride runs, each supported
+// instruction set): every run's additions in its own order, so the scalar loop's bits. Values
+// where the order shows (2^60 against 1, infinities, NaN), run lengths 0-41 (partial blocks of
+// 8), gaps between the runs and runs in reverse memory order.
+TEST_F(ReduceShapeOpsTest, EightRunsSideBySideAddInEachRunsOrder) {
+  std::mt19937 rng(23);
+  const auto value = [&] {
+    switch (rng() % 16) {
+      case 0:
+        return 0x1p60f;
+      case 1:
+        return -0x1p60f;
+      case 2:
+        return rng() % 2 ? kInf : -kInf;
+      case 3:
+        return rng() % 8 ? 1.0f : kNaN;
+      default:
+        return std::uniform_real_distribution<float>(-4, 4)(rng);
+    }
+  };
+  using ops::internal::SumIsa;
+  int checked = 0;
+  for (SumIsa isa : {SumIsa::kBase, SumIsa::kAvx2, SumIsa::kAvx512}) {
+    if (!ops::internal::SumIsaSupported(isa)) continue;
+    for (int64_t m = 0; m <= 41; ++m) {
+      for (int64_t step : {m, m + 3, -(m + 5)}) {
+        std::vector<float> data(static_cast<size_t>(8 * (std::abs(step) + m) + 8));
+        for (float& v : data) v = value();
+        const float* p = data.data() + (step < 0 ? -7 * step : 0);
+        double want[8], got[8];
+        for (int u = 0; u < 8; ++u) want[u] = got[u] = static_cast<double>(u) - 3.5;
+        for (int64_t q = 0; q < m; ++q) {
+          for (int u = 0; u < 8; ++u) want[u] += p[u * step + q];
+        }
+        ops::internal::AddEightRunsOn(isa, p, m, step, got);
+        for (int u = 0; u < 8; ++u) {
+          EXPECT_TRUE(std::bit_cast<uint64_t>(got[u]) == std::bit_cast<uint64_t>(want[u]) ||
+                      (std::isnan(got[u]) && std::isnan(want[u])))
+              << "isa " << static_cast<int>(isa) << " m " << m << " step " << step << " run " << u
+              << ": " << got[u] << " != " << want[u];
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 42 * 3);
 }
 
 // ---- ReduceMax / ReduceMin ----
