@@ -7,12 +7,14 @@
 // Arguments: /shape (0: 64->64 3x3 56x56 batch 8, 1: 256->64 1x1 56x56 batch 8, 2: 3->64 7x7
 // stride 2 pad 3 224x224 batch 1, 3: 32-channel depthwise 3x3 112x112 batch 8, 4 and 5: the
 // digits CNN's 1->8 3x3 pad 1 on 8x8 and 8->16 on 4x4, batch 256, with bias)/nhwc (0, 1).
+// BM_Conv2dBiasGradient: the digits layers' bias gradients (ops::Sum over N, OH, OW).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 
 #include "core/kernels/fast_kernels.h"
 #include "core/memory/buffer_pool.h"
+#include "core/ops/reduce.h"
 #include "core/tensor/layout.h"
 
 namespace onemodel {
@@ -137,6 +139,16 @@ BENCHMARK(BM_Conv2dBackwardWeight)
     ->Args({5, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The bias gradient of a case with a bias: the output gradient summed over N, OH and OW
+// (ops::Sum, as the convolution's backward runs it).
+void BM_Conv2dBiasGradient(benchmark::State& state) {
+  Problem q(Kernels(), static_cast<int>(state.range(0)), false);
+  const OpContext ctx{Pool(), Kernels()};
+  const int axes[] = {0, 2, 3};
+  for (auto _ : state) benchmark::DoNotOptimize(ops::Sum(q.y, axes, false, ctx));
+}
+BENCHMARK(BM_Conv2dBiasGradient)->Arg(4)->Arg(5)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace onemodel
