@@ -78,34 +78,20 @@ void AddEightScalar(const float* p, int64_t m, int64_t row_step, double* acc) {
 
 }  // namespace
 
-bool SumIsaSupported(SumIsa isa) {
-  __builtin_cpu_init();
-  switch (isa) {
-    case SumIsa::kAvx512:
-      return __builtin_cpu_supports("avx512f");
-    case SumIsa::kAvx2:
-      return __builtin_cpu_supports("avx2");
-    case SumIsa::kBase:
-      return true;
-  }
-  return false;
-}
-
-void AddEightRunsOn(SumIsa isa, const float* p, int64_t m, int64_t row_step, double* acc) {
-  switch (isa) {
-    case SumIsa::kAvx512:
+void AddEightRunsOn(SimdTarget target, const float* p, int64_t m, int64_t row_step, double* acc) {
+  switch (target) {
+    case SimdTarget::kAvx3:
       return AddEightAvx512(p, m, row_step, acc);
-    case SumIsa::kAvx2:
+    case SimdTarget::kAvx2:
       return AddEightAvx2(p, m, row_step, acc);
-    case SumIsa::kBase:
-      return AddEightScalar(p, m, row_step, acc);
+    case SimdTarget::kScalar:
+      break;
   }
+  AddEightScalar(p, m, row_step, acc);
 }
 
 void AddEightRuns(const float* p, int64_t m, int64_t row_step, double* acc) {
-  static const SumIsa best = SumIsaSupported(SumIsa::kAvx512) ? SumIsa::kAvx512
-                             : SumIsaSupported(SumIsa::kAvx2) ? SumIsa::kAvx2
-                                                              : SumIsa::kBase;
+  static const SimdTarget best = BestTarget();
   AddEightRunsOn(best, p, m, row_step, acc);
 }
 

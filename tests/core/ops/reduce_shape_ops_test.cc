@@ -13,6 +13,7 @@
 
 #include "core/autograd/engine.h"
 #include "core/common/exceptions.h"
+#include "core/kernels/simd_targets.h"
 #include "core/ops/cumsum.h"
 #include "core/ops/internal/sum_runs.h"
 #include "core/ops/pad_tile.h"
@@ -110,10 +111,9 @@ TEST_F(ReduceShapeOpsTest, EightRunsSideBySideAddInEachRunsOrder) {
         return std::uniform_real_distribution<float>(-4, 4)(rng);
     }
   };
-  using ops::internal::SumIsa;
   int checked = 0;
-  for (SumIsa isa : {SumIsa::kBase, SumIsa::kAvx2, SumIsa::kAvx512}) {
-    if (!ops::internal::SumIsaSupported(isa)) continue;
+  for (SimdTarget target : CompiledTargets()) {
+    if (!TargetSupported(target)) continue;
     for (int64_t m = 0; m <= 41; ++m) {
       for (int64_t step : {m, m + 3, -(m + 5)}) {
         std::vector<float> data(static_cast<size_t>(8 * (std::abs(step) + m) + 8));
@@ -124,12 +124,12 @@ TEST_F(ReduceShapeOpsTest, EightRunsSideBySideAddInEachRunsOrder) {
         for (int64_t q = 0; q < m; ++q) {
           for (int u = 0; u < 8; ++u) want[u] += p[u * step + q];
         }
-        ops::internal::AddEightRunsOn(isa, p, m, step, got);
+        ops::internal::AddEightRunsOn(target, p, m, step, got);
         for (int u = 0; u < 8; ++u) {
           EXPECT_TRUE(std::bit_cast<uint64_t>(got[u]) == std::bit_cast<uint64_t>(want[u]) ||
                       (std::isnan(got[u]) && std::isnan(want[u])))
-              << "isa " << static_cast<int>(isa) << " m " << m << " step " << step << " run " << u
-              << ": " << got[u] << " != " << want[u];
+              << SimdTargetName(target) << " m " << m << " step " << step << " run " << u << ": "
+              << got[u] << " != " << want[u];
         }
         ++checked;
       }
