@@ -29,14 +29,6 @@ using Walk = onemodel::internal::StridedWalk<1>;
 // Eight, as internal::AddEightRuns takes them where their runs have unit stride.
 constexpr int64_t kChains = 8;
 
-// acc[u] += p[u * chain_step + q * step] for q = 0, 1, ..., m - 1 in that order, u < kCount.
-template <int64_t kCount>
-void AddRuns(const float* p, int64_t m, int64_t step, int64_t chain_step, double* acc) {
-  for (int64_t q = 0; q < m; ++q) {
-    for (int64_t u = 0; u < kCount; ++u) acc[u] += p[u * chain_step + q * step];
-  }
-}
-
 // Sum of x over the reduced axes into a new tensor (keepdims shape), times `scale`: each
 // output element's sum in double, over the reduced elements in row-major order (up to kChains
 // of them at once, each in that order). Stops early (the sums incomplete) once the thread's
@@ -72,19 +64,18 @@ Tensor SumKeepDims(const Tensor& x, const AxisMask& reduced, double scale, const
           stopped = true;
           return;
         }
-        inner.ForEachRow(k0, std::min(inner_count, k0 + kCheckEvery),
-                         [&](int64_t m, const Walk::Offsets& from) {
-                           const float* p = first + from[0];
-                           if (chains == kChains && inner_step == 1) {
-                             return internal::AddEightRuns(p, m, outer_step, acc.data());
-                           }
-                           if (chains == kChains) {
-                             return AddRuns<kChains>(p, m, inner_step, outer_step, acc.data());
-                           }
-                           for (int64_t u = 0; u < chains; ++u) {
-                             AddRuns<1>(p + u * outer_step, m, inner_step, 0, &acc[u]);
-                           }
-                         });
+        inner.ForEachRow(
+            k0, std::min(inner_count, k0 + kCheckEvery), [&](int64_t m, const Walk::Offsets& from) {
+              const float* p = first + from[0];
+              if (chains == kChains) {
+                return inner_step == 1
+                           ? internal::AddEightRuns(p, m, outer_step, acc.data())
+                           : internal::AddRuns<kChains>(p, m, inner_step, outer_step, acc.data());
+              }
+              for (int64_t u = 0; u < chains; ++u) {
+                internal::AddRuns<1>(p + u * outer_step, m, inner_step, 0, &acc[u]);
+              }
+            });
       }
       for (int64_t u = 0; u < chains; ++u) *next++ = static_cast<float>(acc[u] * scale);
     }

@@ -8,13 +8,6 @@ namespace {
 typedef double Vec8d __attribute__((vector_size(64)));
 typedef float Vec8f __attribute__((vector_size(32)));
 
-// acc[u] += p[u * row_step + q] for q in [begin, m), in order: the scalar form.
-void AddTail(const float* p, int64_t begin, int64_t m, int64_t row_step, double* acc) {
-  for (int64_t q = begin; q < m; ++q) {
-    for (int64_t u = 0; u < 8; ++u) acc[u] += p[u * row_step + q];
-  }
-}
-
 // The vector form, inlined into each target's entry point (GCC vector extensions: each
 // operation lane by lane, so the additions are the scalar ones).
 [[gnu::always_inline]] inline void AddBlocks(const float* p, int64_t m, int64_t row_step,
@@ -59,7 +52,7 @@ void AddTail(const float* p, int64_t begin, int64_t m, int64_t row_step, double*
     sum += c7;
   }
   std::memcpy(acc, &sum, sizeof sum);
-  AddTail(p, q, m, row_step, acc);
+  AddRuns<8>(p + q, m - q, 1, row_step, acc);  // the last elements, fewer than 8
 }
 
 [[gnu::target("avx512f")]] void AddEightAvx512(const float* p, int64_t m, int64_t row_step,
@@ -70,10 +63,6 @@ void AddTail(const float* p, int64_t begin, int64_t m, int64_t row_step, double*
 [[gnu::target("avx2")]] void AddEightAvx2(const float* p, int64_t m, int64_t row_step,
                                           double* acc) {
   AddBlocks(p, m, row_step, acc);
-}
-
-void AddEightScalar(const float* p, int64_t m, int64_t row_step, double* acc) {
-  AddTail(p, 0, m, row_step, acc);
 }
 
 }  // namespace
@@ -87,7 +76,7 @@ void AddEightRunsOn(SimdTarget target, const float* p, int64_t m, int64_t row_st
     case SimdTarget::kScalar:
       break;
   }
-  AddEightScalar(p, m, row_step, acc);
+  AddRuns<8>(p, m, 1, row_step, acc);
 }
 
 void AddEightRuns(const float* p, int64_t m, int64_t row_step, double* acc) {
