@@ -3,9 +3,10 @@
 #include <algorithm>
 
 #include "core/kernels/elementwise_loop.h"
+#include "core/kernels/internal/avgpool.h"
 #include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/gather_rows.h"
-#include "core/kernels/internal/avgpool.h"
+#include "core/kernels/internal/layer_norm_rows.h"
 #include "core/kernels/internal/matmul.h"
 #include "core/kernels/internal/maxpool.h"
 #include "core/kernels/internal/normalize.h"
@@ -113,8 +114,11 @@ void FastKernels::Normalize(const NormForwardArgs& args) const {
   const NormGroups& l = args.layout;
   const bool stream = l.groups * l.blocks * l.block * static_cast<int64_t>(sizeof(float)) >=
                       streaming_min_bytes_;
+  // LayerNorm's rows in float (layer_norm_rows.h); other layouts as the reference computes them.
+  const bool float_rows = internal::FloatRowsApply(args);
   internal::SplitGroups(pool_, l, [&](int64_t begin, int64_t end) {
-    internal::NormalizeGroups(args, begin, end, stream);
+    float_rows ? internal::NormalizeRowsFloat(args, begin, end, stream)
+               : internal::NormalizeGroups(args, begin, end, stream);
   });
 }
 

@@ -493,15 +493,14 @@ template <Isa>
   Backward<Isa::kAvx2>(a, begin, end);
 }
 
-// The widest set this CPU runs, looked up once.
+}  // namespace
+
 NormIsa BestNormIsa() {
   static const NormIsa best = NormIsaSupported(NormIsa::kAvx512) ? NormIsa::kAvx512
                               : NormIsaSupported(NormIsa::kAvx2)  ? NormIsa::kAvx2
                                                                   : NormIsa::kBase;
   return best;
 }
-
-}  // namespace
 
 bool NormIsaSupported(NormIsa isa) {
   switch (isa) {

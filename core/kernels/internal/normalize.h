@@ -24,6 +24,8 @@ void NormalizeBackwardGroups(const NormBackwardArgs& a, int64_t begin, int64_t e
 // gives the same bits (the tests run every one the CPU supports through the *On forms).
 enum class NormIsa { kBase, kAvx2, kAvx512 };
 bool NormIsaSupported(NormIsa isa);
+// The widest set this CPU runs (looked up once).
+NormIsa BestNormIsa();
 void NormalizeGroupsOn(NormIsa isa, const NormForwardArgs& a, int64_t begin, int64_t end,
                        bool stream);
 void NormalizeBackwardGroupsOn(NormIsa isa, const NormBackwardArgs& a, int64_t begin,

@@ -152,7 +152,8 @@ TEST_F(NormalizeKernelTest, CachedAndLongerRowsInPiecesGiveTheBaselineBits) {
 }
 
 // FastKernels streams an output at or above its threshold (0 here: always) and splits the
-// groups over the pool: the reference's bits.
+// groups over the pool: the reference's bits for RMSNorm's rows (LayerNorm's take the float
+// path, layer_norm_rows_test.cc).
 TEST_F(NormalizeKernelTest, FastKernelsStreamingGivesTheReferenceBits) {
   constexpr int64_t kRows = 67, kCols = 301;
   const std::vector<float> x = Random(kRows * kCols), scale = Random(kCols),
@@ -160,6 +161,7 @@ TEST_F(NormalizeKernelTest, FastKernelsStreamingGivesTheReferenceBits) {
   const auto run = [&](const TensorKernels& k) {
     std::vector<float> y(kRows * kCols + 1);
     k.Normalize({.layout = {.groups = kRows, .block = kCols, .group_stride = kCols},
+                 .center = false,
                  .x = x.data(),
                  .scale = scale.data(),
                  .bias = bias.data(),
