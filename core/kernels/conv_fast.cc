@@ -7,6 +7,7 @@
 #include "core/common/cancellation.h"
 #include "core/kernels/internal/conv.h"
 #include "core/kernels/internal/conv_dnnl.h"
+#include "core/kernels/internal/conv_planes.h"
 #include "core/kernels/internal/conv_simd.h"
 #include "core/kernels/thread_pool.h"
 
@@ -447,6 +448,11 @@ void Conv2dFast(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv
   const Strided4 vx(x);
   const ConvSimd& simd = ConvSimdFor(target);
   const float* pw = Dense(w, s.weights);
+  if (!nhwc && x.IsContiguous() && ConvPlanesApply(d, target)) {
+    return ConvPlanesForward(pool, d, p, vx.base, pw,
+                             bias ? bias->Storage<float>().data() + bias->offset() : nullptr,
+                             bias ? bias->strides()[0] : 0, po);
+  }
   ForEachBatch(pool, d, batch, CurrentCancelToken(), [&](int64_t n0, int64_t m, int64_t slot) {
     const int64_t cols = m * d.Cols();
     float* col = s.Col(slot);
@@ -487,6 +493,10 @@ void Conv2dBackwardInputFast(const Tensor& grad_out, const Tensor& w, const Conv
   const Batch batch = BatchOf(grad_x.shape(), w.shape(), p);
   const Scratch s(d, batch, 1, scratch);
   const float* pw = Dense(w, s.weights);
+  if (grad_x.IsContiguous() && grad_out.IsContiguous() && ConvPlanesApply(d, target)) {
+    return ConvPlanesBackwardInput(pool, d, p, Strided4(grad_out).base, pw,
+                                   grad_x.MutableStorage<float>().data() + grad_x.offset());
+  }
   ForEachBatch(pool, d, batch, CurrentCancelToken(), [&](int64_t n0, int64_t m, int64_t slot) {
     const int64_t cols = m * d.Cols();
     float* col = s.Col(slot);

@@ -1,0 +1,235 @@
+#include "core/kernels/internal/conv_planes.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/common/cancellation.h"
+
+namespace onemodel::internal {
+namespace {
+
+constexpr int kLanes = 16;  // floats in a vector, the most a plane holds here
+
+// Per tap, the lane of the source plane each lane of the destination plane reads, and the
+// destination lanes that read one (the others get +0).
+struct TapTables {
+  alignas(64) int32_t lane[kConvPlanesMaxTaps][kLanes];
+  uint16_t reads[kConvPlanesMaxTaps];
+  int taps;
+};
+
+// The forward tables (source: an input plane, destination: an output plane) or, with
+// `inverse`, the input gradient's (source: an output gradient plane, destination: an input
+// plane). A tap moves each input element to at most one output position, so both are
+// permutations of the lanes that read.
+TapTables TablesOf(const ConvDims& d, const Conv2dParams& p, bool inverse) {
+  TapTables t{};
+  t.taps = static_cast<int>(d.kh * d.kw);
+  for (int64_t i = 0; i < d.kh; ++i) {
+    for (int64_t j = 0; j < d.kw; ++j) {
+      const int64_t tap = i * d.kw + j;
+      for (int64_t oy = 0; oy < d.oh; ++oy) {
+        for (int64_t ox = 0; ox < d.ow; ++ox) {
+          const int64_t iy = oy * p.stride_h - p.pad_top + i * p.dilation_h;
+          const int64_t ix = ox * p.stride_w - p.pad_left + j * p.dilation_w;
+          if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
+          const int64_t out_lane = oy * d.ow + ox, in_lane = iy * d.w + ix;
+          const int64_t to = inverse ? in_lane : out_lane, from = inverse ? out_lane : in_lane;
+          t.lane[tap][to] = static_cast<int32_t>(from);
+          t.reads[tap] = static_cast<uint16_t>(t.reads[tap] | 1u << to);
+        }
+      }
+    }
+  }
+  return t;
+}
+
+// One pass's operands: `outs` destination planes per image from `ins` source planes, in
+// `groups` groups (out_group and in_group channels each); the weight of destination o and
+// source i of group g is w[g * w_group + o * wo + i * wi + tap].
+struct Pass {
+  TapTables t;
+  const float* in;
+  int64_t ins, in_group, in_plane;
+  const float* w;
+  int64_t w_group, wo, wi;
+  float* out;
+  int64_t outs, out_group, out_plane;
+  const float* bias;  // forward: added to every output (null: +0); input gradient: none
+  bool add_bias;
+  int64_t bias_stride;
+  int64_t groups;
+};
+
+[[gnu::target("avx512f")]] inline __m512 LoadPlane(const float* at, int64_t plane) {
+  if (plane == kLanes) return _mm512_loadu_ps(at);
+  alignas(64) float lanes[kLanes] = {};
+  std::memcpy(lanes, at, static_cast<size_t>(plane) * sizeof(float));
+  return _mm512_load_ps(lanes);
+}
+
+[[gnu::target("avx512f")]] inline void StorePlane(__m512 v, float* at, int64_t plane) {
+  if (plane == kLanes) return _mm512_storeu_ps(at, v);
+  alignas(64) float lanes[kLanes];
+  _mm512_store_ps(lanes, v);
+  std::memcpy(at, lanes, static_cast<size_t>(plane) * sizeof(float));
+}
+
+// The weights of destinations [o, o + kB) of group g, packed as packed[(i * taps + tap) * kB +
+// b] (source i, destination o + b): the block's loop then reads them at fixed offsets.
+void Pack(const Pass& s, int64_t g, int64_t o, int kB, float* packed) {
+  const float* w = s.w + g * s.w_group + o * s.wo;
+  for (int64_t i = 0; i < s.in_group; ++i) {
+    for (int tap = 0; tap < s.t.taps; ++tap) {
+      for (int b = 0; b < kB; ++b) *packed++ = w[b * s.wo + i * s.wi + tap];
+    }
+  }
+}
+
+// kB destination planes of one image from its group's source planes `in`, with the block's
+// packed weights; bias (when added) at destination 0. kTaps: the tap count when known at
+// compile time (then the tap loop unrolls and the accumulators stay in registers), else 0.
+template <int kB, int kTaps>
+[[gnu::target("avx512f")]] inline void Block(const Pass& s, const float* in, const float* packed,
+                                             const float* bias, float* out) {
+  const int taps = kTaps ? kTaps : s.t.taps;
+  __m512 acc[kB];
+  for (int b = 0; b < kB; ++b) acc[b] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < s.in_group; ++i) {
+    const __m512 v = LoadPlane(in + i * s.in_plane, s.in_plane);
+#pragma GCC unroll 9
+    for (int tap = 0; tap < taps; ++tap, packed += kB) {
+      const __m512 moved =
+          _mm512_maskz_permutexvar_ps(s.t.reads[tap], _mm512_load_si512(s.t.lane[tap]), v);
+#pragma GCC unroll 16
+      for (int b = 0; b < kB; ++b) {
+        acc[b] = _mm512_fmadd_ps(_mm512_set1_ps(packed[b]), moved, acc[b]);
+      }
+    }
+  }
+  for (int b = 0; b < kB; ++b) {
+    const float bias_b = bias ? bias[b * s.bias_stride] : 0.0f;
+    StorePlane(s.add_bias ? _mm512_add_ps(_mm512_set1_ps(bias_b), acc[b]) : acc[b],
+               out + b * s.out_plane, s.out_plane);
+  }
+}
+
+// Block<kB> (16, 8, 4, 2 or 1) for images [n0, n1) of group g, destinations [o, o + kB); 3x3
+// kernels with the tap count fixed.
+template <int kB>
+[[gnu::target("avx512f")]] void Images(const Pass& s, int64_t g, int64_t o, const float* packed,
+                                       int64_t n0, int64_t n1, const CancelToken* cancel) {
+  const int64_t dest = g * s.out_group + o;
+  const float* bias = s.bias ? s.bias + dest * s.bias_stride : nullptr;
+  for (int64_t n = n0; n < n1 && !Cancelled(cancel); ++n) {
+    const float* in = s.in + (n * s.ins + g * s.in_group) * s.in_plane;
+    float* out = s.out + (n * s.outs + dest) * s.out_plane;
+    s.t.taps == 9 ? Block<kB, 9>(s, in, packed, bias, out) : Block<kB, 0>(s, in, packed, bias, out);
+  }
+}
+
+// Every destination plane of images [n0, n1): each group's in blocks of 16, then 8, 4, 2, 1,
+// each block's weights packed once.
+void Task(const Pass& s, int64_t n0, int64_t n1, const CancelToken* cancel) {
+  alignas(64) float packed[kLanes * kConvPlanesMaxInputs];
+  for (int64_t g = 0; g < s.groups; ++g) {
+    for (int64_t o = 0; o < s.out_group;) {
+      int kB = kLanes;
+      while (o + kB > s.out_group) kB /= 2;
+      Pack(s, g, o, kB, packed);
+      switch (kB) {
+        case 16:
+          Images<16>(s, g, o, packed, n0, n1, cancel);
+          break;
+        case 8:
+          Images<8>(s, g, o, packed, n0, n1, cancel);
+          break;
+        case 4:
+          Images<4>(s, g, o, packed, n0, n1, cancel);
+          break;
+        case 2:
+          Images<2>(s, g, o, packed, n0, n1, cancel);
+          break;
+        default:
+          Images<1>(s, g, o, packed, n0, n1, cancel);
+      }
+      o += kB;
+    }
+  }
+}
+
+// Runs the pass over every image, split over `pool` in contiguous runs (each image's planes
+// are one task's, so the bits do not depend on the split); stops between images once the
+// caller's CancelToken is cancelled.
+void RunPass(ThreadPool& pool, const Pass& s, int64_t images) {
+  if (images == 0) return;
+  constexpr int64_t kTaskWork = int64_t{1} << 16;  // multiply-add vectors per task, about
+  const int64_t per_image = std::max<int64_t>(s.outs * s.in_group * s.t.taps, 1);
+  const int64_t tasks = std::clamp<int64_t>(images * per_image / kTaskWork, 1,
+                                            std::min<int64_t>(images, pool.threads() * 4));
+  const CancelToken* cancel = CurrentCancelToken();
+  pool.ParallelFor(tasks, [&](int64_t task) {
+    Task(s, images * task / tasks, images * (task + 1) / tasks, cancel);
+  });
+}
+
+}  // namespace
+
+bool ConvPlanesApply(const ConvDims& d, SimdTarget target) {
+  const int64_t in = d.h * d.w, out = d.oh * d.ow;
+  const int64_t taps = d.kh * d.kw;
+  return target == SimdTarget::kAvx3 && TargetSupported(target) && in >= 1 && in <= kLanes &&
+         out >= 1 && out <= kLanes && taps <= kConvPlanesMaxTaps &&
+         std::max(d.cg, d.kg) * taps <= kConvPlanesMaxInputs;
+}
+
+void ConvPlanesForward(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p, const float* x,
+                       const float* w, const float* bias, int64_t bias_stride, float* y) {
+  const int64_t taps = d.kh * d.kw;
+  const Pass s{.t = TablesOf(d, p, /*inverse=*/false),
+               .in = x,
+               .ins = d.c,
+               .in_group = d.cg,
+               .in_plane = d.h * d.w,
+               .w = w,
+               .w_group = d.kg * d.cg * taps,
+               .wo = d.cg * taps,
+               .wi = taps,
+               .out = y,
+               .outs = d.k,
+               .out_group = d.kg,
+               .out_plane = d.oh * d.ow,
+               .bias = bias,
+               .add_bias = true,
+               .bias_stride = bias_stride,
+               .groups = d.groups};
+  RunPass(pool, s, d.n);
+}
+
+void ConvPlanesBackwardInput(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
+                             const float* grad_y, const float* w, float* grad_x) {
+  const int64_t taps = d.kh * d.kw;
+  const Pass s{.t = TablesOf(d, p, /*inverse=*/true),
+               .in = grad_y,
+               .ins = d.k,
+               .in_group = d.kg,
+               .in_plane = d.oh * d.ow,
+               .w = w,
+               .w_group = d.kg * d.cg * taps,
+               .wo = taps,
+               .wi = d.cg * taps,
+               .out = grad_x,
+               .outs = d.c,
+               .out_group = d.cg,
+               .out_plane = d.h * d.w,
+               .bias = nullptr,
+               .add_bias = false,
+               .bias_stride = 0,
+               .groups = d.groups};
+  RunPass(pool, s, d.n);
+}
+
+}  // namespace onemodel::internal
