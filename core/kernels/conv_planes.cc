@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -64,18 +65,15 @@ struct Pass {
   int64_t groups;
 };
 
+// The plane of `plane` floats at `at` in the low lanes, +0 in the others. A masked load reads
+// nothing past the plane (the masked-out lanes are not accessed).
 [[gnu::target("avx512f")]] inline __m512 LoadPlane(const float* at, int64_t plane) {
-  if (plane == kLanes) return _mm512_loadu_ps(at);
-  alignas(64) float lanes[kLanes] = {};
-  std::memcpy(lanes, at, static_cast<size_t>(plane) * sizeof(float));
-  return _mm512_load_ps(lanes);
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((uint32_t{1} << plane) - 1), at);
 }
 
+// Stores the low `plane` lanes of v at `at`, nothing past them.
 [[gnu::target("avx512f")]] inline void StorePlane(__m512 v, float* at, int64_t plane) {
-  if (plane == kLanes) return _mm512_storeu_ps(at, v);
-  alignas(64) float lanes[kLanes];
-  _mm512_store_ps(lanes, v);
-  std::memcpy(at, lanes, static_cast<size_t>(plane) * sizeof(float));
+  _mm512_mask_storeu_ps(at, static_cast<__mmask16>((uint32_t{1} << plane) - 1), v);
 }
 
 // The weights of destinations [o, o + kB) of group g, packed as packed[(i * taps + tap) * kB +
@@ -97,6 +95,7 @@ template <int kB, int kTaps>
                                              const float* bias, float* out) {
   const int taps = kTaps ? kTaps : s.t.taps;
   __m512 acc[kB];
+#pragma GCC unroll 16
   for (int b = 0; b < kB; ++b) acc[b] = _mm512_setzero_ps();
   for (int64_t i = 0; i < s.in_group; ++i) {
     const __m512 v = LoadPlane(in + i * s.in_plane, s.in_plane);
@@ -110,6 +109,7 @@ template <int kB, int kTaps>
       }
     }
   }
+#pragma GCC unroll 16
   for (int b = 0; b < kB; ++b) {
     const float bias_b = bias ? bias[b * s.bias_stride] : 0.0f;
     StorePlane(s.add_bias ? _mm512_add_ps(_mm512_set1_ps(bias_b), acc[b]) : acc[b],
@@ -176,6 +176,101 @@ void RunPass(ThreadPool& pool, const Pass& s, int64_t images) {
   });
 }
 
+// The weight gradient's operands: gw[k, c, tap] = the sum over images n and output positions
+// of grad_y[n, k] x x[n, c] moved by the tap (dense NCHW; gw (K, C / groups, KH, KW)).
+struct WeightPass {
+  TapTables t;  // forward tables: x planes onto output planes
+  const ConvDims& d;
+  const float* grad_y;
+  const float* x;
+  float* gw;
+};
+
+// The 16 lanes of v added in halves (lane j + 8, then j + 4, j + 2, j + 1).
+[[gnu::target("avx512f")]] inline float LaneSum(__m512 v) {
+  alignas(64) float q[kLanes];
+  _mm512_store_ps(q, v);
+  for (int half = kLanes / 2; half > 0; half /= 2) {
+    for (int j = 0; j < half; ++j) q[j] += q[j + half];
+  }
+  return q[0];
+}
+
+// One unit of the weight gradient: output channels [k, k + kB) and the (input channel, tap)
+// pairs [pair, pair + kP) of group g (pair = c * taps + tap). Each weight's lanes add the
+// images in order (one vector per weight), then its 16 lanes are added (LaneSum).
+template <int kB, int kP>
+[[gnu::target("avx512f")]] void WeightUnit(const WeightPass& s, int64_t g, int64_t k, int64_t pair,
+                                           const CancelToken* cancel) {
+  if (Cancelled(cancel)) return;  // per unit: a call in the loop would spill the accumulators
+  const ConvDims& d = s.d;
+  const int64_t in_plane = d.h * d.w, out_plane = d.oh * d.ow;
+  int64_t c[kP];
+  int tap[kP];
+  for (int j = 0; j < kP; ++j) {
+    c[j] = (pair + j) / s.t.taps;
+    tap[j] = static_cast<int>((pair + j) % s.t.taps);
+  }
+  __m512i lane[kP];
+  __mmask16 reads[kP];
+  for (int j = 0; j < kP; ++j) {
+    lane[j] = _mm512_load_si512(s.t.lane[tap[j]]);
+    reads[j] = s.t.reads[tap[j]];
+  }
+  __m512 acc[kB * kP];
+#pragma GCC unroll 16
+  for (int a = 0; a < kB * kP; ++a) acc[a] = _mm512_setzero_ps();
+  const float* gy = s.grad_y + (g * d.kg + k) * out_plane;
+  const float* xs = s.x + g * d.cg * in_plane;
+  for (int64_t n = 0; n < d.n; ++n, gy += d.k * out_plane, xs += d.c * in_plane) {
+    __m512 gv[kB];
+#pragma GCC unroll 4
+    for (int b = 0; b < kB; ++b) gv[b] = LoadPlane(gy + b * out_plane, out_plane);
+#pragma GCC unroll 4
+    for (int j = 0; j < kP; ++j) {
+      const __m512 moved =
+          _mm512_maskz_permutexvar_ps(reads[j], lane[j], LoadPlane(xs + c[j] * in_plane, in_plane));
+#pragma GCC unroll 4
+      for (int b = 0; b < kB; ++b) acc[b * kP + j] = _mm512_fmadd_ps(gv[b], moved, acc[b * kP + j]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int b = 0; b < kB; ++b) {
+#pragma GCC unroll 4
+    for (int j = 0; j < kP; ++j) {
+      s.gw[((g * d.kg + k + b) * d.cg + c[j]) * s.t.taps + tap[j]] = LaneSum(acc[b * kP + j]);
+    }
+  }
+}
+
+// WeightUnit for kB of 4, 2 or 1 and kP of 4, 2 or 1.
+template <int kB>
+[[gnu::target("avx512f")]] void WeightUnitOf(int kP, const WeightPass& s, int64_t g, int64_t k,
+                                             int64_t pair, const CancelToken* cancel) {
+  switch (kP) {
+    case 4:
+      return WeightUnit<kB, 4>(s, g, k, pair, cancel);
+    case 2:
+      return WeightUnit<kB, 2>(s, g, k, pair, cancel);
+    default:
+      return WeightUnit<kB, 1>(s, g, k, pair, cancel);
+  }
+}
+
+// [0, total) cut into blocks of 4, then at most one of 2 and one of 1: how many, and block
+// `index`'s start and size.
+int64_t BlockCount(int64_t total) { return total / 4 + std::popcount(uint64_t(total % 4)); }
+struct Block4 {
+  int64_t start;
+  int size;
+};
+Block4 BlockAt(int64_t total, int64_t index) {
+  const int64_t full = total / 4, rest = total % 4;
+  if (index < full) return {4 * index, 4};
+  if (index == full && rest >= 2) return {4 * full, 2};
+  return {total - 1, 1};
+}
+
 }  // namespace
 
 bool ConvPlanesApply(const ConvDims& d, SimdTarget target) {
@@ -230,6 +325,29 @@ void ConvPlanesBackwardInput(ThreadPool& pool, const ConvDims& d, const Conv2dPa
                .bias_stride = 0,
                .groups = d.groups};
   RunPass(pool, s, d.n);
+}
+
+void ConvPlanesBackwardWeight(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
+                              const float* grad_y, const float* x, float* grad_w) {
+  const WeightPass s{TablesOf(d, p, /*inverse=*/false), d, grad_y, x, grad_w};
+  const int64_t pairs = d.cg * s.t.taps;
+  const int64_t k_blocks = BlockCount(d.kg), pair_blocks = BlockCount(pairs);
+  const CancelToken* cancel = CurrentCancelToken();
+  // One unit per task, in a fixed order (group, output channel block, pair block): the bits do
+  // not depend on the thread count.
+  pool.ParallelFor(d.groups * k_blocks * pair_blocks, [&](int64_t unit) {
+    const int64_t g = unit / (k_blocks * pair_blocks);
+    const Block4 k = BlockAt(d.kg, unit / pair_blocks % k_blocks);
+    const Block4 pair = BlockAt(pairs, unit % pair_blocks);
+    switch (k.size) {
+      case 4:
+        return WeightUnitOf<4>(pair.size, s, g, k.start, pair.start, cancel);
+      case 2:
+        return WeightUnitOf<2>(pair.size, s, g, k.start, pair.start, cancel);
+      default:
+        return WeightUnitOf<1>(pair.size, s, g, k.start, pair.start, cancel);
+    }
+  });
 }
 
 }  // namespace onemodel::internal

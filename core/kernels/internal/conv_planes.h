@@ -1,4 +1,4 @@
-// Conv2d and its input gradient over planes that fit one AVX-512 vector (H·W and OH·OW at
+// Conv2d and its gradients over planes that fit one AVX-512 vector (H·W and OH·OW at
 // most 16), without unfolding: the fast kernels' path for the small deep layers of small CNNs
 // (the digits CNN's 8->16 layer on 4x4 images; docs/kernels.md).
 //
@@ -7,7 +7,8 @@
 // +0), the same for any strides, pads and dilations. An output plane is then the sum of
 // weight x permuted input plane over the input channels and taps, each product one fused
 // multiply-add into a vector of the output plane; the input gradient takes the inverse
-// permutations. Operands are dense: x and y contiguous NCHW, w (K, C / groups, KH, KW).
+// permutations, the weight gradient multiplies output gradient planes by moved input planes.
+// Operands are dense: x and y contiguous NCHW, w (K, C / groups, KH, KW).
 //
 //   if (ConvPlanesApply(d, target)) ConvPlanesForward(pool, d, p, x, w, bias, 1, y);
 #pragma once
@@ -41,5 +42,10 @@ void ConvPlanesForward(ThreadPool& pool, const ConvDims& d, const Conv2dParams& 
 // grad_x is written).
 void ConvPlanesBackwardInput(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
                              const float* grad_y, const float* w, float* grad_x);
+
+// grad_w[k, c, tap] = the sum over the images (in order) of grad_y[n, k] x x[n, c] moved by
+// the tap, lane by lane from +0, then its 16 lanes added (every element of grad_w is written).
+void ConvPlanesBackwardWeight(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
+                              const float* grad_y, const float* x, float* grad_w);
 
 }  // namespace onemodel::internal

@@ -1,5 +1,5 @@
 // Conv2d's direct path for planes that fit one AVX-512 vector (core/kernels/internal/
-// conv_planes.h): forward and input gradient against a brute-force oracle in double within
+// conv_planes.h): forward and both gradients against a brute-force oracle in double within
 // MatMulErrorBound over the terms each element sums, on random strides, pads, dilations,
 // groups, kernels and channel counts around the blocks of 16; the same bits on any number of
 // threads; a NaN reaching exactly the outputs that read it; what the path applies to; the fast
@@ -85,13 +85,14 @@ Problem RandomProblem(std::mt19937& rng) {
 // The brute-force forward and input gradient in double, with each element's sum of the
 // magnitudes of its terms (MatMulErrorBound's magnitude).
 struct Oracle {
-  std::vector<double> y, y_mag, gx, gx_mag;
+  std::vector<double> y, y_mag, gx, gx_mag, gw, gw_mag;
 };
 
 Oracle Brute(const Problem& q, bool with_bias) {
   const ConvDims& d = q.d;
   Oracle o{std::vector<double>(q.g.size()), std::vector<double>(q.g.size()),
-           std::vector<double>(q.x.size()), std::vector<double>(q.x.size())};
+           std::vector<double>(q.x.size()), std::vector<double>(q.x.size()),
+           std::vector<double>(q.w.size()), std::vector<double>(q.w.size())};
   for (int64_t n = 0; n < d.n; ++n) {
     for (int64_t k = 0; k < d.k; ++k) {
       const int64_t g = k / d.kg;
@@ -109,11 +110,14 @@ Oracle Brute(const Problem& q, bool with_bias) {
                 if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
                 const size_t xi =
                     static_cast<size_t>(((n * d.c + g * d.cg + c) * d.h + iy) * d.w + ix);
-                const double wv = q.w[static_cast<size_t>(((k * d.cg + c) * d.kh + i) * d.kw + j)];
+                const size_t wi = static_cast<size_t>(((k * d.cg + c) * d.kh + i) * d.kw + j);
+                const double wv = q.w[wi];
                 o.y[yi] += wv * q.x[xi];
                 o.y_mag[yi] += std::fabs(wv * q.x[xi]);
                 o.gx[xi] += wv * q.g[yi];
                 o.gx_mag[xi] += std::fabs(wv * q.g[yi]);
+                o.gw[wi] += double{q.g[yi]} * q.x[xi];
+                o.gw_mag[wi] += std::fabs(double{q.g[yi]} * q.x[xi]);
               }
             }
           }
@@ -125,14 +129,16 @@ Oracle Brute(const Problem& q, bool with_bias) {
 }
 
 struct Outputs {
-  std::vector<float> y, gx;
+  std::vector<float> y, gx, gw;
 };
 
 Outputs RunOn(ThreadPool& pool, const Problem& q, bool with_bias) {
-  Outputs r{std::vector<float>(q.g.size()), std::vector<float>(q.x.size())};
+  Outputs r{std::vector<float>(q.g.size()), std::vector<float>(q.x.size()),
+            std::vector<float>(q.w.size())};
   ConvPlanesForward(pool, q.d, q.p, q.x.data(), q.w.data(), with_bias ? q.bias.data() : nullptr,
                     q.bias_stride, r.y.data());
   ConvPlanesBackwardInput(pool, q.d, q.p, q.g.data(), q.w.data(), r.gx.data());
+  ConvPlanesBackwardWeight(pool, q.d, q.p, q.g.data(), q.x.data(), r.gw.data());
   return r;
 }
 
@@ -143,7 +149,7 @@ class ConvPlanesTest : public ::testing::Test {
   }
 };
 
-TEST_F(ConvPlanesTest, ForwardAndInputGradientWithinTheBoundOfABruteForceOracle) {
+TEST_F(ConvPlanesTest, ForwardAndGradientsWithinTheBoundOfABruteForceOracle) {
   std::mt19937 rng(21);
   ThreadPool pool(2);
   for (int t = 0; t < 300; ++t) {
@@ -159,6 +165,11 @@ TEST_F(ConvPlanesTest, ForwardAndInputGradientWithinTheBoundOfABruteForceOracle)
     for (size_t e = 0; e < got.gx.size(); ++e) {
       ASSERT_LE(std::fabs(got.gx[e] - o.gx[e]), *MatMulErrorBound(q.d.kg * taps, o.gx_mag[e]))
           << "grad_x element " << e << " case " << t;
+    }
+    for (size_t e = 0; e < got.gw.size(); ++e) {
+      ASSERT_LE(std::fabs(got.gw[e] - o.gw[e]),
+                *MatMulErrorBound(q.d.n * q.d.oh * q.d.ow, o.gw_mag[e]))
+          << "grad_w element " << e << " case " << t;
     }
   }
 }
@@ -180,30 +191,40 @@ TEST_F(ConvPlanesTest, TheSameBitsOnAnyNumberOfThreads) {
       for (size_t e = 0; e < a.gx.size(); ++e) {
         ASSERT_EQ(std::bit_cast<uint32_t>(a.gx[e]), std::bit_cast<uint32_t>(b.gx[e])) << e;
       }
+      for (size_t e = 0; e < a.gw.size(); ++e) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(a.gw[e]), std::bit_cast<uint32_t>(b.gw[e])) << e;
+      }
     }
   }
 }
 
 // Padding reads +0, not a neighbour's lane: with one NaN in x, exactly the outputs whose
-// window holds it are NaN, and exactly the input positions whose taps reach a NaN in the
-// output gradient.
+// window holds it and the weights whose taps reach it are NaN; with one NaN in the output
+// gradient, exactly the input positions whose taps reach it. (A NaN in the output gradient
+// makes every weight gradient of its channel NaN, padding included: +0 times NaN, as in the
+// unfolded path.)
 TEST_F(ConvPlanesTest, ANaNReachesExactlyTheElementsThatReadIt) {
   std::mt19937 rng(23);
   ThreadPool pool(2);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto same_nans = [](const std::vector<float>& got, const std::vector<double>& want,
+                            const char* what, int t) {
+    for (size_t e = 0; e < got.size(); ++e) {
+      ASSERT_EQ(std::isnan(got[e]), std::isnan(want[e])) << what << " " << e << " case " << t;
+    }
+  };
   for (int t = 0; t < 100; ++t) {
     Problem q = RandomProblem(rng);
-    const size_t at_x = rng() % q.x.size(), at_g = rng() % q.g.size();
-    q.x[at_x] = std::numeric_limits<float>::quiet_NaN();
-    q.g[at_g] = std::numeric_limits<float>::quiet_NaN();
-    const Outputs got = RunOn(pool, q, true);
-    const Oracle o = Brute(q, true);
-    for (size_t e = 0; e < got.y.size(); ++e) {
-      ASSERT_EQ(std::isnan(got.y[e]), std::isnan(o.y[e])) << "y element " << e << " case " << t;
-    }
-    for (size_t e = 0; e < got.gx.size(); ++e) {
-      ASSERT_EQ(std::isnan(got.gx[e]), std::isnan(o.gx[e]))
-          << "grad_x element " << e << " case " << t;
-    }
+    q.x[rng() % q.x.size()] = nan;
+    Outputs got = RunOn(pool, q, true);
+    Oracle o = Brute(q, true);
+    same_nans(got.y, o.y, "y", t);
+    same_nans(got.gw, o.gw, "grad_w", t);
+    q = RandomProblem(rng);
+    q.g[rng() % q.g.size()] = nan;
+    got = RunOn(pool, q, true);
+    o = Brute(q, true);
+    same_nans(got.gx, o.gx, "grad_x", t);
   }
 }
 
@@ -260,6 +281,8 @@ TEST_F(ConvPlanesTest, TheFastKernelsTakeItForDenseNchw) {
     std::vector<float> scratch(static_cast<size_t>(fast.Conv2dScratchFloats(xs, ws, q.p)));
     fast.Conv2d(x, w, &bias, q.p, y, scratch);
     fast.Conv2dBackwardInput(g, w, q.p, gx, scratch);
+    Tensor gw = Tensor::Empty(ws, DType::kFloat, buffers);
+    fast.Conv2dBackwardWeight(g, x, q.p, gw, scratch);
     Problem unit_stride = q;
     unit_stride.bias_stride = 1;
     const Outputs want = RunOn(ThreadPool::Shared(), unit_stride, true);
@@ -270,6 +293,7 @@ TEST_F(ConvPlanesTest, TheFastKernelsTakeItForDenseNchw) {
     };
     EXPECT_EQ(bits(y.Data<float>()), bits(want.y)) << "case " << t;
     EXPECT_EQ(bits(gx.Data<float>()), bits(want.gx)) << "case " << t;
+    EXPECT_EQ(bits(gw.Data<float>()), bits(want.gw)) << "case " << t;
   }
 }
 
