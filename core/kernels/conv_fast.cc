@@ -527,7 +527,7 @@ void Conv2dBackwardWeightFast(const Tensor& grad_out, const Tensor& x, const Con
   const CancelToken* cancel = CurrentCancelToken();
   if (Cancelled(cancel)) return;
   float* pw = grad_w.MutableStorage<float>().data() + grad_w.offset();
-  if (grad_out.IsContiguous() && x.IsContiguous() && ConvPlanesApply(d, target)) {
+  if (grad_out.IsContiguous() && x.IsContiguous() && ConvPlanesWeightApply(d, target)) {
     return ConvPlanesBackwardWeight(pool, d, p, Strided4(grad_out).base, Strided4(x).base, pw);
   }
   std::fill(pw, pw + grad_w.ElementCount(), 0.0f);

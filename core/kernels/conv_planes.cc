@@ -12,13 +12,16 @@
 namespace onemodel::internal {
 namespace {
 
-constexpr int kLanes = 16;  // floats in a vector, the most a plane holds here
+constexpr int kLanes = 16;  // floats in a vector
+constexpr int kMaxVectors = kConvPlanesMaxPlane / kLanes;
 
-// Per tap, the lane of the source plane each lane of the destination plane reads, and the
-// destination lanes that read one (the others get +0).
+// Per tap and vector of the destination plane: the lane of the source plane (0 to 63) each of
+// its lanes reads, the lanes that read one (the others get +0) and those whose source lies in
+// the source's vectors 2 and 3.
 struct TapTables {
-  alignas(64) int32_t lane[kConvPlanesMaxTaps][kLanes];
-  uint16_t reads[kConvPlanesMaxTaps];
+  alignas(64) int32_t lane[kConvPlanesMaxTaps][kMaxVectors][kLanes];
+  uint16_t reads[kConvPlanesMaxTaps][kMaxVectors];
+  uint16_t high[kConvPlanesMaxTaps][kMaxVectors];
   int taps;
 };
 
@@ -39,8 +42,11 @@ TapTables TablesOf(const ConvDims& d, const Conv2dParams& p, bool inverse) {
           if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
           const int64_t out_lane = oy * d.ow + ox, in_lane = iy * d.w + ix;
           const int64_t to = inverse ? in_lane : out_lane, from = inverse ? out_lane : in_lane;
-          t.lane[tap][to] = static_cast<int32_t>(from);
-          t.reads[tap] = static_cast<uint16_t>(t.reads[tap] | 1u << to);
+          const int64_t v = to / kLanes, bit = to % kLanes;
+          t.lane[tap][v][bit] = static_cast<int32_t>(from);
+          t.reads[tap][v] = static_cast<uint16_t>(t.reads[tap][v] | 1u << bit);
+          if (from >= 2 * kLanes)
+            t.high[tap][v] = static_cast<uint16_t>(t.high[tap][v] | 1u << bit);
         }
       }
     }
@@ -65,15 +71,50 @@ struct Pass {
   int64_t groups;
 };
 
-// The plane of `plane` floats at `at` in the low lanes, +0 in the others. A masked load reads
-// nothing past the plane (the masked-out lanes are not accessed).
-[[gnu::target("avx512f")]] inline __m512 LoadPlane(const float* at, int64_t plane) {
-  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((uint32_t{1} << plane) - 1), at);
+// The lanes of vector q of a plane of `plane` floats that lie inside it.
+inline __mmask16 LanesOf(int64_t plane, int q) {
+  const int64_t n = std::clamp<int64_t>(plane - q * kLanes, 0, kLanes);
+  return static_cast<__mmask16>((uint32_t{1} << n) - 1);
 }
 
-// Stores the low `plane` lanes of v at `at`, nothing past them.
-[[gnu::target("avx512f")]] inline void StorePlane(__m512 v, float* at, int64_t plane) {
-  _mm512_mask_storeu_ps(at, static_cast<__mmask16>((uint32_t{1} << plane) - 1), v);
+// The vectors a plane takes: 1, 2 or 4 (a plane of 3 takes 4, the last all +0).
+int VectorsOf(int64_t plane) { return plane <= kLanes ? 1 : plane <= 2 * kLanes ? 2 : 4; }
+
+// A plane in kV vectors, +0 past its end. Masked loads read nothing past the plane.
+template <int kV>
+struct Plane {
+  __m512 v[kV];
+};
+template <int kV>
+[[gnu::target("avx512f")]] inline Plane<kV> LoadPlane(const float* at, int64_t plane) {
+  Plane<kV> p;
+  for (int q = 0; q < kV; ++q) p.v[q] = _mm512_maskz_loadu_ps(LanesOf(plane, q), at + q * kLanes);
+  return p;
+}
+
+// Stores lanes of vector q of a plane of `plane` floats at `at` (the plane's start), nothing
+// past the plane.
+[[gnu::target("avx512f")]] inline void StoreVector(__m512 v, float* at, int64_t plane, int q) {
+  _mm512_mask_storeu_ps(at + q * kLanes, LanesOf(plane, q), v);
+}
+
+// Vector q of the destination plane of `tap` from source plane p: one lane permutation (two
+// and a blend for a source of 4 vectors), +0 where nothing is read.
+template <int kV>
+[[gnu::target("avx512f")]] inline __m512 Moved(const TapTables& t, int tap, int q,
+                                               const Plane<kV>& p) {
+  const __m512i lane = _mm512_load_si512(t.lane[tap][q]);
+  const __mmask16 reads = t.reads[tap][q];
+  if constexpr (kV == 1) {
+    return _mm512_maskz_permutexvar_ps(reads, lane, p.v[0]);
+  } else if constexpr (kV == 2) {
+    return _mm512_maskz_permutex2var_ps(reads, p.v[0], lane, p.v[1]);
+  } else {
+    const __mmask16 high = t.high[tap][q];
+    const __m512 low = _mm512_maskz_permutex2var_ps(reads & ~high, p.v[0], lane, p.v[1]);
+    return _mm512_mask_blend_ps(high, low,
+                                _mm512_maskz_permutex2var_ps(reads & high, p.v[2], lane, p.v[3]));
+  }
 }
 
 // The weights of destinations [o, o + kB) of group g, packed as packed[(i * taps + tap) * kB +
@@ -87,38 +128,54 @@ void Pack(const Pass& s, int64_t g, int64_t o, int kB, float* packed) {
   }
 }
 
-// kB destination planes of one image from its group's source planes `in`, with the block's
-// packed weights; bias (when added) at destination 0. kTaps: the tap count when known at
-// compile time (then the tap loop unrolls and the accumulators stay in registers), else 0.
-template <int kB, int kTaps>
+// kB destination planes of one image from its group's source planes `in` (kV vectors each),
+// with the block's packed weights; bias (when added) at destination 0. kTaps: the tap count
+// when known at compile time (then the tap loop unrolls and the accumulators stay in
+// registers), else 0. One destination vector at a time.
+template <int kB, int kTaps, int kV>
 [[gnu::target("avx512f")]] inline void Block(const Pass& s, const float* in, const float* packed,
                                              const float* bias, float* out) {
   const int taps = kTaps ? kTaps : s.t.taps;
-  __m512 acc[kB];
+  const int vectors = VectorsOf(s.out_plane);
+  for (int q = 0; q < vectors; ++q) {
+    const float* w = packed;
+    __m512 acc[kB];
 #pragma GCC unroll 16
-  for (int b = 0; b < kB; ++b) acc[b] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < s.in_group; ++i) {
-    const __m512 v = LoadPlane(in + i * s.in_plane, s.in_plane);
+    for (int b = 0; b < kB; ++b) acc[b] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < s.in_group; ++i) {
+      const Plane<kV> v = LoadPlane<kV>(in + i * s.in_plane, s.in_plane);
 #pragma GCC unroll 9
-    for (int tap = 0; tap < taps; ++tap, packed += kB) {
-      const __m512 moved =
-          _mm512_maskz_permutexvar_ps(s.t.reads[tap], _mm512_load_si512(s.t.lane[tap]), v);
+      for (int tap = 0; tap < taps; ++tap, w += kB) {
+        const __m512 moved = Moved<kV>(s.t, tap, q, v);
 #pragma GCC unroll 16
-      for (int b = 0; b < kB; ++b) {
-        acc[b] = _mm512_fmadd_ps(_mm512_set1_ps(packed[b]), moved, acc[b]);
+        for (int b = 0; b < kB; ++b) acc[b] = _mm512_fmadd_ps(_mm512_set1_ps(w[b]), moved, acc[b]);
       }
     }
-  }
 #pragma GCC unroll 16
-  for (int b = 0; b < kB; ++b) {
-    const float bias_b = bias ? bias[b * s.bias_stride] : 0.0f;
-    StorePlane(s.add_bias ? _mm512_add_ps(_mm512_set1_ps(bias_b), acc[b]) : acc[b],
-               out + b * s.out_plane, s.out_plane);
+    for (int b = 0; b < kB; ++b) {
+      const float bias_b = bias ? bias[b * s.bias_stride] : 0.0f;
+      StoreVector(s.add_bias ? _mm512_add_ps(_mm512_set1_ps(bias_b), acc[b]) : acc[b],
+                  out + b * s.out_plane, s.out_plane, q);
+    }
   }
 }
 
-// Block<kB> (16, 8, 4, 2 or 1) for images [n0, n1) of group g, destinations [o, o + kB); 3x3
-// kernels with the tap count fixed.
+// Block<kB, kTaps, kV> with the tap count (3x3 fixed) and the source's vectors chosen.
+template <int kB>
+[[gnu::target("avx512f")]] inline void BlockOf(const Pass& s, const float* in, const float* packed,
+                                               const float* bias, float* out) {
+  const int v = VectorsOf(s.in_plane);
+  if (s.t.taps == 9) {
+    return v == 1   ? Block<kB, 9, 1>(s, in, packed, bias, out)
+           : v == 2 ? Block<kB, 9, 2>(s, in, packed, bias, out)
+                    : Block<kB, 9, 4>(s, in, packed, bias, out);
+  }
+  return v == 1   ? Block<kB, 0, 1>(s, in, packed, bias, out)
+         : v == 2 ? Block<kB, 0, 2>(s, in, packed, bias, out)
+                  : Block<kB, 0, 4>(s, in, packed, bias, out);
+}
+
+// Block<kB> (16, 8, 4, 2 or 1) for images [n0, n1) of group g, destinations [o, o + kB).
 template <int kB>
 [[gnu::target("avx512f")]] void Images(const Pass& s, int64_t g, int64_t o, const float* packed,
                                        int64_t n0, int64_t n1, const CancelToken* cancel) {
@@ -127,7 +184,7 @@ template <int kB>
   for (int64_t n = n0; n < n1 && !Cancelled(cancel); ++n) {
     const float* in = s.in + (n * s.ins + g * s.in_group) * s.in_plane;
     float* out = s.out + (n * s.outs + dest) * s.out_plane;
-    s.t.taps == 9 ? Block<kB, 9>(s, in, packed, bias, out) : Block<kB, 0>(s, in, packed, bias, out);
+    BlockOf<kB>(s, in, packed, bias, out);
   }
 }
 
@@ -196,9 +253,10 @@ struct WeightPass {
   return q[0];
 }
 
-// One unit of the weight gradient: output channels [k, k + kB) and the (input channel, tap)
-// pairs [pair, pair + kP) of group g (pair = c * taps + tap). Each weight's lanes add the
-// images in order (one vector per weight), then its 16 lanes are added (LaneSum).
+// One unit of the weight gradient over planes of one vector: output channels [k, k + kB) and
+// the (input channel, tap) pairs [pair, pair + kP) of group g (pair = c * taps + tap). Each
+// weight's lanes add the images in order (one vector per weight), then its 16 lanes are added
+// (LaneSum).
 template <int kB, int kP>
 [[gnu::target("avx512f")]] void WeightUnit(const WeightPass& s, int64_t g, int64_t k, int64_t pair,
                                            const CancelToken* cancel) {
@@ -214,9 +272,10 @@ template <int kB, int kP>
   __m512i lane[kP];
   __mmask16 reads[kP];
   for (int j = 0; j < kP; ++j) {
-    lane[j] = _mm512_load_si512(s.t.lane[tap[j]]);
-    reads[j] = s.t.reads[tap[j]];
+    lane[j] = _mm512_load_si512(s.t.lane[tap[j]][0]);
+    reads[j] = s.t.reads[tap[j]][0];
   }
+  const __mmask16 in_lanes = LanesOf(in_plane, 0), out_lanes = LanesOf(out_plane, 0);
   __m512 acc[kB * kP];
 #pragma GCC unroll 16
   for (int a = 0; a < kB * kP; ++a) acc[a] = _mm512_setzero_ps();
@@ -225,11 +284,11 @@ template <int kB, int kP>
   for (int64_t n = 0; n < d.n; ++n, gy += d.k * out_plane, xs += d.c * in_plane) {
     __m512 gv[kB];
 #pragma GCC unroll 4
-    for (int b = 0; b < kB; ++b) gv[b] = LoadPlane(gy + b * out_plane, out_plane);
+    for (int b = 0; b < kB; ++b) gv[b] = _mm512_maskz_loadu_ps(out_lanes, gy + b * out_plane);
 #pragma GCC unroll 4
     for (int j = 0; j < kP; ++j) {
-      const __m512 moved =
-          _mm512_maskz_permutexvar_ps(reads[j], lane[j], LoadPlane(xs + c[j] * in_plane, in_plane));
+      const __m512 moved = _mm512_maskz_permutexvar_ps(
+          reads[j], lane[j], _mm512_maskz_loadu_ps(in_lanes, xs + c[j] * in_plane));
 #pragma GCC unroll 4
       for (int b = 0; b < kB; ++b) acc[b * kP + j] = _mm512_fmadd_ps(gv[b], moved, acc[b * kP + j]);
     }
@@ -276,9 +335,13 @@ Block4 BlockAt(int64_t total, int64_t index) {
 bool ConvPlanesApply(const ConvDims& d, SimdTarget target) {
   const int64_t in = d.h * d.w, out = d.oh * d.ow;
   const int64_t taps = d.kh * d.kw;
-  return target == SimdTarget::kAvx3 && TargetSupported(target) && in >= 1 && in <= kLanes &&
-         out >= 1 && out <= kLanes && taps <= kConvPlanesMaxTaps &&
-         std::max(d.cg, d.kg) * taps <= kConvPlanesMaxInputs;
+  return target == SimdTarget::kAvx3 && TargetSupported(target) && in >= 1 &&
+         in <= kConvPlanesMaxPlane && out >= 1 && out <= kConvPlanesMaxPlane &&
+         taps <= kConvPlanesMaxTaps && std::max(d.cg, d.kg) * taps <= kConvPlanesMaxInputs;
+}
+
+bool ConvPlanesWeightApply(const ConvDims& d, SimdTarget target) {
+  return ConvPlanesApply(d, target) && d.h * d.w <= kLanes && d.oh * d.ow <= kLanes;
 }
 
 void ConvPlanesForward(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p, const float* x,

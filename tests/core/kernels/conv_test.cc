@@ -374,8 +374,9 @@ Placed Rows(const Shape& shape, int64_t gap, Allocator& pool) {
 // after them take the image-by-image im2col and col2im instead. Both give the same bits for
 // the output and both gradients: the same products in the same order. Many images, so the
 // batches hold several (the digits CNN's 1 -> 8 and 8 -> 16 channels on 8x8 and 4x4 images).
-// Planes of at most 16 elements take the AVX-512 direct path instead when dense (conv_planes.h,
-// tested in conv_planes_test.cc), so those problems are not compared here on that variant.
+// Dense planes of at most 64 elements take the AVX-512 direct path instead for the output and
+// the input gradient, and of at most 16 for the weight gradient (conv_planes.h, tested in
+// conv_planes_test.cc): those results are not compared here on that variant.
 TEST_P(Conv2dFastTest, SmallDenseImagesGiveTheBitsOfImageByImageUnfolding) {
   std::mt19937 rng(15);
   for (int t = 0; t < 40; ++t) {
@@ -414,10 +415,11 @@ TEST_P(Conv2dFastTest, SmallDenseImagesGiveTheBitsOfImageByImageUnfolding) {
       got[gap][1] = Values(gx);
       got[gap][2] = Values(gw);
     }
-    const bool planes =
-        GetParam().target &&
-        internal::ConvPlanesApply(internal::ConvDimsOf(xs, ws, ys, q.p), *GetParam().target);
-    for (int r = 0; r < 3 && !planes; ++r) {
+    const internal::ConvDims dims = internal::ConvDimsOf(xs, ws, ys, q.p);
+    const bool planes = GetParam().target && internal::ConvPlanesApply(dims, *GetParam().target);
+    const bool weight_planes =
+        GetParam().target && internal::ConvPlanesWeightApply(dims, *GetParam().target);
+    for (int r = planes ? 2 : 0; r < 3 && !weight_planes; ++r) {
       ASSERT_EQ(got[0][r].size(), got[1][r].size());
       for (size_t e = 0; e < got[0][r].size(); ++e) {
         ASSERT_EQ(std::bit_cast<uint32_t>(got[0][r][e]), std::bit_cast<uint32_t>(got[1][r][e]))
