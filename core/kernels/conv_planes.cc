@@ -330,6 +330,31 @@ Block4 BlockAt(int64_t total, int64_t index) {
   return {total - 1, 1};
 }
 
+// The forward's pass (x planes to y planes) or, with `inverse`, the input gradient's (grad_y
+// planes to grad_x planes): the same loop with the roles of the planes and of the weights'
+// two channel axes exchanged, and no bias.
+Pass PassOf(const ConvDims& d, const Conv2dParams& p, bool inverse, const float* in, const float* w,
+            const float* bias, int64_t bias_stride, float* out) {
+  const int64_t taps = d.kh * d.kw, x_plane = d.h * d.w, y_plane = d.oh * d.ow;
+  return Pass{.t = TablesOf(d, p, inverse),
+              .in = in,
+              .ins = inverse ? d.k : d.c,
+              .in_group = inverse ? d.kg : d.cg,
+              .in_plane = inverse ? y_plane : x_plane,
+              .w = w,
+              .w_group = d.kg * d.cg * taps,
+              .wo = inverse ? taps : d.cg * taps,
+              .wi = inverse ? d.cg * taps : taps,
+              .out = out,
+              .outs = inverse ? d.c : d.k,
+              .out_group = inverse ? d.cg : d.kg,
+              .out_plane = inverse ? x_plane : y_plane,
+              .bias = bias,
+              .add_bias = !inverse,
+              .bias_stride = bias_stride,
+              .groups = d.groups};
+}
+
 }  // namespace
 
 bool ConvPlanesApply(const ConvDims& d, SimdTarget target) {
@@ -346,48 +371,12 @@ bool ConvPlanesWeightApply(const ConvDims& d, SimdTarget target) {
 
 void ConvPlanesForward(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p, const float* x,
                        const float* w, const float* bias, int64_t bias_stride, float* y) {
-  const int64_t taps = d.kh * d.kw;
-  const Pass s{.t = TablesOf(d, p, /*inverse=*/false),
-               .in = x,
-               .ins = d.c,
-               .in_group = d.cg,
-               .in_plane = d.h * d.w,
-               .w = w,
-               .w_group = d.kg * d.cg * taps,
-               .wo = d.cg * taps,
-               .wi = taps,
-               .out = y,
-               .outs = d.k,
-               .out_group = d.kg,
-               .out_plane = d.oh * d.ow,
-               .bias = bias,
-               .add_bias = true,
-               .bias_stride = bias_stride,
-               .groups = d.groups};
-  RunPass(pool, s, d.n);
+  RunPass(pool, PassOf(d, p, /*inverse=*/false, x, w, bias, bias_stride, y), d.n);
 }
 
 void ConvPlanesBackwardInput(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
                              const float* grad_y, const float* w, float* grad_x) {
-  const int64_t taps = d.kh * d.kw;
-  const Pass s{.t = TablesOf(d, p, /*inverse=*/true),
-               .in = grad_y,
-               .ins = d.k,
-               .in_group = d.kg,
-               .in_plane = d.oh * d.ow,
-               .w = w,
-               .w_group = d.kg * d.cg * taps,
-               .wo = taps,
-               .wi = d.cg * taps,
-               .out = grad_x,
-               .outs = d.c,
-               .out_group = d.cg,
-               .out_plane = d.h * d.w,
-               .bias = nullptr,
-               .add_bias = false,
-               .bias_stride = 0,
-               .groups = d.groups};
-  RunPass(pool, s, d.n);
+  RunPass(pool, PassOf(d, p, /*inverse=*/true, grad_y, w, nullptr, 0, grad_x), d.n);
 }
 
 void ConvPlanesBackwardWeight(ThreadPool& pool, const ConvDims& d, const Conv2dParams& p,
