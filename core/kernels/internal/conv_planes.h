@@ -25,10 +25,11 @@ namespace onemodel::internal {
 // Whether the path applies: `target` is AVX-512 (and the CPU has it), input and output planes
 // hold 1 to kConvPlanesMaxPlane elements (up to 4 vectors), the kernel has at most
 // kConvPlanesMaxTaps taps, and a group's channels (input or output) times the taps are at most
-// kConvPlanesMaxInputs (a block of 16 output planes keeps its weights on the stack, 64 KiB).
+// kConvPlanesMaxInputs (a block of 16 output planes keeps its weights on the stack, 32 KiB,
+// as much as LayerNorm's row cache).
 constexpr int64_t kConvPlanesMaxTaps = 49;
 constexpr int64_t kConvPlanesMaxPlane = 64;
-constexpr int64_t kConvPlanesMaxInputs = 1024;
+constexpr int64_t kConvPlanesMaxInputs = 512;
 bool ConvPlanesApply(const ConvDims& d, SimdTarget target);
 // Whether ConvPlanesBackwardWeight applies: as ConvPlanesApply, with planes of at most 16
 // elements (the unfolded weight gradient was faster on larger ones: the digits CNN's 8x8 layer

@@ -264,7 +264,7 @@ TEST(ConvPlanesApplyTest, PlanesOfUpToFourVectorsOnAvx512Only) {
   e.kh = 5, e.kw = 10;  // 50 taps
   EXPECT_FALSE(ConvPlanesApply(e, SimdTarget::kAvx3));
   e = d;
-  e.cg = e.c = 114;  // 114 x 9 = 1026 weights per output plane
+  e.cg = e.c = 57;  // 57 x 9 = 513 weights per output plane
   EXPECT_FALSE(ConvPlanesApply(e, SimdTarget::kAvx3));
 }
 
