@@ -81,9 +81,9 @@ template <int W, typename F>
 }
 
 // y (and xhat) of one row: xhat = ((x - shift) - mean) * rstd, y = xhat * scale + bias, mean
-// being the shifted row's. kStream: from
-// y's first 16-byte boundary on, with streaming stores (ordinary ones before and for the tail,
-// and throughout when y and xhat cannot both be aligned); the caller fences.
+// being the shifted row's. kStream: from y's first 16-byte boundary on, with streaming stores
+// (ordinary ones before and for the tail, and throughout when y and xhat cannot both be
+// aligned); the caller fences.
 template <int W, bool kXhat, bool kStream>
 [[gnu::always_inline]] inline void WriteRow(const float* x, int64_t n, float shift, float mean,
                                             float rstd, const float* scale, const float* bias,
