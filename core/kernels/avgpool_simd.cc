@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "core/kernels/internal/avgpool.h"
+#include "core/kernels/internal/prefetch.h"
 #include "core/kernels/internal/simd_tables.h"
 #include "hwy/cache_control.h"
 
@@ -31,17 +32,6 @@ using V = hn::Vec<D>;
 
 constexpr int kMaxGroup = 4;
 constexpr int64_t kLineFloats = 16;  // a 64-byte cache line
-
-// A prefetch the optimizer keeps: GCC deletes a loop whose only statements are
-// __builtin_prefetch calls (they have no side effects), which is what a loop over the rows and
-// columns of a window is.
-HWY_INLINE void PrefetchLine(const float* p) {
-#if HWY_ARCH_X86
-  asm volatile("prefetcht0 %0" : : "m"(*p));
-#else
-  __builtin_prefetch(p);
-#endif
-}
 
 // The input one output column reads: rows ys, columns xs, channel stride 1.
 struct Window {
@@ -61,7 +51,8 @@ HWY_INLINE void PixelVectors(const internal::AvgRow& r, const Window& win, const
   for (int64_t y = ahead.ys.lo; y < ahead.ys.hi; ++y) {
     for (int64_t x = ahead.xs.lo; x < ahead.xs.hi; ++x) {
       const float* src = r.image + y * r.sy + x * r.sx + c0;
-      for (int64_t i = 0; i < (kFull ? kU * lanes : n); i += kLineFloats) PrefetchLine(src + i);
+      for (int64_t i = 0; i < (kFull ? kU * lanes : n); i += kLineFloats)
+        internal::PrefetchLine(src + i);
     }
   }
   const auto valid = hn::FirstN(d, static_cast<size_t>(n));

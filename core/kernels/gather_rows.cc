@@ -1,10 +1,10 @@
 #include "core/kernels/internal/gather_rows.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+#include "core/kernels/internal/prefetch.h"
 
 namespace onemodel::internal {
 namespace {
@@ -29,7 +29,7 @@ void CopyRows(const GatherRowsCall& c, const Index* indices, int64_t begin, int6
   for (int64_t r = begin; r < end; ++r) {
     if (r + kRowsAhead < end) {
       const char* ahead = reinterpret_cast<const char*>(source(r + kRowsAhead));
-      for (int64_t at = 0; at < fetched; at += 64) _mm_prefetch(ahead + at, _MM_HINT_T0);
+      for (int64_t at = 0; at < fetched; at += 64) PrefetchLine(ahead + at);
     }
     std::memcpy(c.out + r * c.width, source(r), bytes);
   }

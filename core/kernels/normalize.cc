@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/common/cancellation.h"
+#include "core/kernels/internal/prefetch.h"
 
 namespace onemodel::internal {
 namespace {
@@ -147,7 +148,7 @@ struct DoubleRow {
   const double *x, *scale, *bias;
   const float* ahead;
   [[gnu::always_inline]] void Ahead(int64_t i) const {
-    if (ahead) _mm_prefetch(reinterpret_cast<const char*>(ahead + i), _MM_HINT_T0);
+    if (ahead) PrefetchLine(ahead + i);
   }
   [[gnu::always_inline]] double X(int64_t i) const { return x[i]; }
   [[gnu::always_inline]] double Scale(int64_t i) const { return scale[i]; }

@@ -12,13 +12,13 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 // clang-format on
-#include "hwy/cache_control.h"
-
 #include <algorithm>
 #include <cstdint>
 
 #include "core/convert/half.h"
 #include "core/kernels/internal/simd_tables.h"
+#include "core/kernels/streaming_stores.h"
+#include "hwy/cache_control.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {
@@ -53,16 +53,20 @@ using DU16 = hn::Rebind<uint16_t, DF>;
 
 // Runs body(i) over whole vectors, the tail through scalar tail(i). kStream (the body stores
 // with Put<true>): the elements before out's first 64-byte boundary go through tail(i) too,
-// and the row fences its streaming stores before returning.
-template <bool kStream, typename Out, typename Body, typename Tail>
-HWY_INLINE void Rows(int64_t n, const Out* out, const Body& body, const Tail& tail) {
+// the input `in` is prefetched ahead, and the row fences its streaming stores before
+// returning.
+template <bool kStream, typename In, typename Out, typename Body, typename Tail>
+HWY_INLINE void Rows(int64_t n, const In* in, const Out* out, const Body& body, const Tail& tail) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   int64_t i = 0;
   if constexpr (kStream) {
     const auto to_line = (0 - reinterpret_cast<uintptr_t>(out)) % 64 / sizeof(Out);
     for (const int64_t head = std::min(n, static_cast<int64_t>(to_line)); i < head; ++i) tail(i);
   }
-  for (; i + lanes <= n; i += lanes) body(i);
+  for (; i + lanes <= n; i += lanes) {
+    PrefetchAhead<kStream>(in + i);
+    body(i);
+  }
   for (; i < n; ++i) tail(i);
   if constexpr (kStream) hwy::FlushStream();
 }
@@ -83,7 +87,7 @@ void FloatToHalfRow(int64_t n, const float* in, uint16_t* out) {
   const DF df;
   const DH dh;
   Rows<kStream>(
-      n, out,
+      n, in, out,
       [&](int64_t i) {
         Put<kStream>(dh, hn::DemoteTo(dh, hn::LoadU(df, in + i)),
                      reinterpret_cast<hwy::float16_t*>(out + i));
@@ -96,7 +100,7 @@ void HalfToFloatRow(int64_t n, const uint16_t* in, float* out) {
   const DF df;
   const DH dh;
   Rows<kStream>(
-      n, out,
+      n, in, out,
       [&](int64_t i) {
         Put<kStream>(
             df, hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(in + i))),
@@ -114,7 +118,7 @@ void FloatToBFloat16Row(int64_t n, const float* in, uint16_t* out) {
   const auto one = hn::Set(du, 1u);
   const auto quiet = hn::Set(du, 0x40u);
   Rows<kStream>(
-      n, out,
+      n, in, out,
       [&](int64_t i) {
         const auto v = hn::LoadU(df, in + i);
         const auto bits = hn::BitCast(du, v);
@@ -136,7 +140,7 @@ void BFloat16ToFloatRow(int64_t n, const uint16_t* in, float* out) {
   const auto exponent = hn::Set(du, 0x7F800000u);
   const auto quiet = hn::Set(du, 0x00400000u);
   Rows<kStream>(
-      n, out,
+      n, in, out,
       [&](int64_t i) {
         const auto bits = hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(du16, in + i)));
         const auto abs = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));

@@ -19,6 +19,7 @@
 
 #include "core/kernels/internal/simd_tables.h"
 #include "core/kernels/scalar_ops.h"
+#include "core/kernels/streaming_stores.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onemodel::HWY_NAMESPACE {
@@ -175,8 +176,10 @@ HWY_INLINE void BinaryAny(D d, int64_t i, int64_t n, float* out, int64_t so, con
 }
 
 // kStream: a unit-stride output is written with ordinary stores up to its first 64-byte
-// boundary, then with streaming stores, the tail again with ordinary ones. The caller fences
-// (hwy::FlushStream) before another thread reads the output.
+// boundary, then with streaming stores, the tail again with ordinary ones, and a lone
+// unit-stride input stream (the other operand a scalar) is prefetched ahead; two are not
+// (slower: docs/kernels.md). The caller fences (hwy::FlushStream) before another thread reads
+// the output.
 template <BinaryOp kOp, bool kStream>
 void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, const float* b,
                 int64_t sb) {
@@ -194,11 +197,13 @@ void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, c
   } else if (so == 1 && sa == 1 && sb == 0) {
     const V vb = hn::Set(d, *b);
     for (; i + lanes <= n; i += lanes) {
+      PrefetchAhead<kStream>(a + i);
       StoreVec<kStream>(d, BinaryVec<kOp>(d, hn::LoadU(d, a + i), vb), out + i);
     }
   } else if (so == 1 && sa == 0 && sb == 1) {
     const V va = hn::Set(d, *a);
     for (; i + lanes <= n; i += lanes) {
+      PrefetchAhead<kStream>(b + i);
       StoreVec<kStream>(d, BinaryVec<kOp>(d, va, hn::LoadU(d, b + i)), out + i);
     }
   }
@@ -229,8 +234,10 @@ void UnaryRowT(int64_t n, float* out, int64_t so, const float* x, int64_t sx) {
     any(0, i);
   }
   if (so == 1 && sx == 1) {
-    for (; i + lanes <= n; i += lanes)
+    for (; i + lanes <= n; i += lanes) {
+      PrefetchAhead<kStream>(x + i);
       StoreVec<kStream>(d, UnaryVec<kOp>(d, hn::LoadU(d, x + i)), out + i);
+    }
   }
   any(i, n);
 }

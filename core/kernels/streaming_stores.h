@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "core/kernels/internal/prefetch.h"
+
 namespace onemodel {
 
 // This machine's last-level cache in bytes: the highest cache level sysfs lists for cpu0,
@@ -28,5 +30,17 @@ int64_t LastLevelCacheBytesFrom(int64_t listed, int64_t reported);
 // of the last-level cache (measured crossover: an output that size plus the inputs that made
 // it no longer stay in cache for the next reader).
 int64_t DefaultStreamingMinBytes();
+
+// How far ahead of its reads a streaming row asks for its inputs, in bytes: an output that
+// large came from inputs that are in memory too, and this core's prefetchers alone keep too
+// few of their lines in flight (docs/kernels.md, "Prefetching a streaming row's inputs").
+inline constexpr uintptr_t kStreamingPrefetchBytes = 2048;
+
+// When kStream, asks for the line kStreamingPrefetchBytes after p (a hint: p may be near the
+// end of its buffer); else nothing.
+template <bool kStream>
+inline void PrefetchAhead(const void* p) {
+  if constexpr (kStream) internal::PrefetchLineAfter(p, kStreamingPrefetchBytes);
+}
 
 }  // namespace onemodel
