@@ -43,8 +43,11 @@ constexpr int64_t kDirectMaxWork = int64_t{1} << 24;
 // The direct tiles take outputs at least this many columns wide: narrower ones waste most of
 // each 16-lane vector, and OpenBLAS was faster there (64 x 256 x 10: 4.8 us against 5.8 us).
 constexpr int64_t kDirectMinColumns = 16;
-// Direct products of at least this many multiply-adds are split over the thread pool.
-constexpr int64_t kDirectParallelWork = int64_t{1} << 20;
+// Direct products of at least this many multiply-adds are split over the thread pool. In the
+// server such a product is above --inline-max-bytes' default, so it runs on a worker inside a
+// request's ThreadPool::Warm scope: 512 x 20 x 64 then took 8.9 us on two threads against
+// 12.2 us on one (docs/kernels.md, "Small MatMul").
+constexpr int64_t kDirectParallelWork = int64_t{1} << 19;
 
 // One matrix product out = a x b for the direct tiles, as raw pointers and element strides:
 // a any strides, b and out unit column stride (row strides any value).

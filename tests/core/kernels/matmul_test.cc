@@ -357,11 +357,11 @@ TEST_P(MatMulFastTest, TakesTheDirectTilesExactlyWhereTheThresholdsSay) {
       {7, 33, cols, false, true},       // the narrowest direct output
       {7, 33, cols - 1, false, false},  // too narrow: BLAS
       {7, 33, cols, true, false},       // b's columns not unit stride: BLAS
-      {64, 256, 64, false, true},       // kDirectParallelWork: split over two threads
+      {64, 256, 32, false, true},       // kDirectParallelWork: split over two threads
       {64, max_k, 256, false, true},    // kDirectMaxWork exactly
       {65, max_k, 256, false, false},   // above it: BLAS
   };
-  static_assert(int64_t{64} * 256 * 64 == internal::kDirectParallelWork);
+  static_assert(int64_t{64} * 256 * 32 == internal::kDirectParallelWork);
   for (const Case& c : cases) {
     Tensor a = Tensor::Empty(Shape{c.m, c.k}, DType::kFloat, pool_);
     Tensor b = c.b_transposed ? Tensor::Empty(Shape{c.n, c.k}, DType::kFloat, pool_).Transpose(0, 1)
