@@ -114,7 +114,8 @@ class alignas(64) Buffer {
   // 16-byte store.
   uint64_t extent_ = 0;
   // Accessed through std::atomic_ref (BumpVersion may run on any thread holding a view),
-  // except by SetFreshOwner. Next to owner_, so handing out a header sets both with one store.
+  // except as the header is handed out (SetFreshOwner; BufferPool's Rent). Next to owner_, so
+  // an arena's allocation sets both with one store.
   alignas(16) mutable uint64_t version_ = 0;
   BufferOwner* owner_ = nullptr;
   std::atomic<uint64_t> generation_{0};

@@ -132,7 +132,10 @@ class BufferPool final : public Allocator, public BufferOwner {
     if (!b) [[unlikely]]
       b = NewBlock(index, length);
     b->SetExtent(length, size);
-    b->SetFreshOwner(this);
+    // Two 8-byte stores, not SetFreshOwner's one of 16: Release reads owner_ back, and this
+    // core does not forward half of a 16-byte store to an 8-byte load (the pair took 3.6% longer).
+    b->version_ = 0;
+    b->owner_ = this;
     internal::FillFresh(*b, zero);
     return b;
   }
