@@ -51,8 +51,9 @@ HWY_INLINE void PixelVectors(const internal::AvgRow& r, const Window& win, const
   for (int64_t y = ahead.ys.lo; y < ahead.ys.hi; ++y) {
     for (int64_t x = ahead.xs.lo; x < ahead.xs.hi; ++x) {
       const float* src = r.image + y * r.sy + x * r.sx + c0;
-      for (int64_t i = 0; i < (kFull ? kU * lanes : n); i += kLineFloats)
+      for (int64_t i = 0; i < (kFull ? kU * lanes : n); i += kLineFloats) {
         internal::PrefetchLine(src + i);
+      }
     }
   }
   const auto valid = hn::FirstN(d, static_cast<size_t>(n));
