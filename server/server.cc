@@ -13,6 +13,7 @@
 #include "core/kernels/blas.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/memory_budget.h"
+#include "proto/grpc_runtime.h"
 #include "server/logging.h"
 #include "server/request_context.h"
 #include "server/security_files.h"
@@ -100,6 +101,7 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
                                 "session " + ended);
                 }),
       rpc_stats_(MethodNames()) {
+  QuietAbseilMutexes();  // before the server builds gRPC's objects
   KernelSet::SetDefault(KernelChoice::kFast);
   SetBlasThreads(config_.blas_threads);
   const std::string token = ReadAuthToken(config_.auth_token_file);

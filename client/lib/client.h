@@ -32,6 +32,7 @@ struct SessionOptions {
 class Client {
  public:
   // A client of the server at `target` ("host:port"); connects lazily, on the first call.
+  // Turns off abseil's lock-order tracking for the process (QuietAbseilMutexes).
   explicit Client(const std::string& target, ClientOptions options = {});
 
   // The empty RPC; returns the server instance id.

@@ -2,10 +2,13 @@
 
 #include <climits>
 
+#include "proto/grpc_runtime.h"
+
 namespace onemodel::client::internal {
 
 Connection::Connection(const std::string& target, ClientOptions options)
     : options_(std::move(options)) {
+  QuietAbseilMutexes();  // before the channel's first mutex
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(INT_MAX);
   args.SetMaxSendMessageSize(INT_MAX);
