@@ -22,6 +22,7 @@ from typing import Any, Iterable, List, Optional, Sequence
 import grpc
 import grpc.aio
 
+from . import _grpc_runtime
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -48,6 +49,7 @@ class AsyncClient:
             target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
         opts = [('grpc.max_send_message_length', -1), ('grpc.max_receive_message_length', -1)]
         opts.extend(options)
+        _grpc_runtime.quiet_abseil_mutexes()
         self.target = target
         self.channel = (grpc.aio.secure_channel(target, credentials, opts) if credentials is not None
                         else grpc.aio.insecure_channel(target, opts))

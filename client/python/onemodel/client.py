@@ -30,6 +30,7 @@ from typing import Any, List, Optional
 import grpc
 import numpy as np
 
+from . import _grpc_runtime
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -328,6 +329,7 @@ class Client:
         self.stream_threshold_bytes = int(stream_threshold_bytes)
         opts = [('grpc.max_send_message_length', -1), ('grpc.max_receive_message_length', -1)]
         opts.extend(options)
+        _grpc_runtime.quiet_abseil_mutexes()
         if channel is None:
             channel = (grpc.secure_channel(target, credentials, opts) if credentials is not None
                        else grpc.insecure_channel(target, opts))
