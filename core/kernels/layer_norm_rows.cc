@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/common/cancellation.h"
+#include "core/kernels/internal/prefetch.h"
 
 namespace onemodel::internal {
 namespace {
@@ -83,11 +84,12 @@ template <int W, typename F>
 // y (and xhat) of one row: xhat = ((x - shift) - mean) * rstd, y = xhat * scale + bias, mean
 // being the shifted row's. kStream: from y's first 16-byte boundary on, with streaming stores
 // (ordinary ones before and for the tail, and throughout when y and xhat cannot both be
-// aligned); the caller fences.
+// aligned), and the row `ahead_bytes` after x asked for as it goes (kNormRowsAhead); the
+// caller fences.
 template <int W, bool kXhat, bool kStream>
 [[gnu::always_inline]] inline void WriteRow(const float* x, int64_t n, float shift, float mean,
                                             float rstd, const float* scale, const float* bias,
-                                            float* y, float* xhat) {
+                                            float* y, float* xhat, uintptr_t ahead_bytes) {
   using V = typename Floats<W>::V;
   const auto one = [&](int64_t i) __attribute__((always_inline)) {
     const float h = ((x[i] - shift) - mean) * rstd;
@@ -97,12 +99,13 @@ template <int W, bool kXhat, bool kStream>
   int64_t i = 0;
   if constexpr (kStream) {
     if (kXhat && (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(xhat)) % 16 != 0) {
-      return WriteRow<W, kXhat, false>(x, n, shift, mean, rstd, scale, bias, y, xhat);
+      return WriteRow<W, kXhat, false>(x, n, shift, mean, rstd, scale, bias, y, xhat, 0);
     }
     for (; i < n && reinterpret_cast<uintptr_t>(y + i) % 16 != 0; ++i) one(i);
   }
   const V ones = V{} + 1.0f, zeros = V{};
   for (; i + W <= n; i += W) {
+    if constexpr (kStream) PrefetchLineAfter(x + i, ahead_bytes);
     const V h = ((Load<W>(x + i) - shift) - mean) * rstd;
     const V yv = h * (scale ? Load<W>(scale + i) : ones) + (bias ? Load<W>(bias + i) : zeros);
     if constexpr (kXhat) Store<W, kStream>(h, xhat + i);
@@ -117,6 +120,9 @@ template <int W, bool kXhat, bool kStream>
   const int64_t n = l.block;
   const float count = static_cast<float>(n);
   const CancelToken* cancel = CurrentCancelToken();
+  // Past the last row the hint reads nothing of use, and never faults.
+  const uintptr_t ahead_bytes =
+      static_cast<uintptr_t>(kNormRowsAhead * l.group_stride) * sizeof(float);
   for (int64_t k = begin; k < end && !Cancelled(cancel); ++k) {
     const int64_t at = k * l.group_stride;
     const float* x = a.x + at;
@@ -134,7 +140,7 @@ template <int W, bool kXhat, bool kStream>
     const float rstd = static_cast<float>(1.0 / std::sqrt(double{var} + double{a.eps}));
     if (a.rstd) a.rstd[k] = rstd;
     WriteRow<W, kXhat, kStream>(x, n, shift, mean, rstd, a.scale, a.bias, a.y + at,
-                                kXhat ? a.xhat + at : nullptr);
+                                kXhat ? a.xhat + at : nullptr, ahead_bytes);
   }
   if constexpr (kStream) _mm_sfence();
 }

@@ -254,10 +254,6 @@ template <Isa kIsa>
 
 // Rows of up to this many elements go through a RowCache.
 constexpr int64_t kCachedRow = 1024;
-// While row k is written, row k + kRowsAhead is fetched (k + 1 is in the cache, k + 2 converted
-// next). One thread from memory, [8192, 1024], load 8-10: 2 ahead 478-541 ns a row, 3 ahead
-// 430-462, 4 ahead 418-501.
-constexpr int64_t kRowsAhead = 3;
 
 // One thread's doubles for ForwardCached: the row being written, the next row, scale and bias
 // (32 KiB: with the next row's floats it stays in a 48 KiB L1).
@@ -332,7 +328,9 @@ template <Isa kIsa, bool kXhat, bool kStream>
     var /= count;
     const double rstd = Statistics(a, k, mean, var, count);
     const int64_t at = k * l.group_stride;
-    const float* ahead = k + kRowsAhead < end ? a.x + (k + kRowsAhead) * l.group_stride : nullptr;
+    // Row k + 1 is in the cache, k + 2 converted next: kNormRowsAhead (3) is the first to fetch.
+    const float* ahead =
+        k + kNormRowsAhead < end ? a.x + (k + kNormRowsAhead) * l.group_stride : nullptr;
     WriteBlock<kIsa, kXhat, kStream>(DoubleRow{row, c.scale, c.bias, ahead}, n, mean, rstd,
                                      a.y + at, kXhat ? a.xhat + at : nullptr);
   }
