@@ -10,8 +10,11 @@
 namespace onemodel::server {
 
 RequestCharge::RequestCharge(std::shared_ptr<Session> session,
-                             const google::protobuf::Message& request)
-    : session_(std::move(session)), request_(&request), message_bytes_(MessageBytes(request)) {
+                             const google::protobuf::Message& request, Kind kind)
+    : session_(std::move(session)),
+      request_(&request),
+      kind_(kind),
+      message_bytes_(MessageBytes(request)) {
   const bool queued = session_->strand().busy();
   const int64_t waiting = queued ? kQueuedBytes : 0;
   try {
@@ -28,7 +31,7 @@ void RequestCharge::Start() {
   if (!session_) return;
   session_->budget().Refund(std::exchange(queued_charged_, 0));
   const google::protobuf::Message* request = std::exchange(request_, nullptr);
-  if (message_charged_ == message_bytes_) return;
+  if (message_charged_ == message_bytes_ || kind_ == Kind::kFrees) return;
   try {
     session_->budget().Charge(message_bytes_);
   } catch (const MemoryLimitException& e) {
@@ -44,6 +47,7 @@ RequestCharge::~RequestCharge() {
 RequestCharge::RequestCharge(RequestCharge&& other) noexcept
     : session_(std::move(other.session_)),
       request_(std::exchange(other.request_, nullptr)),
+      kind_(other.kind_),
       message_bytes_(std::exchange(other.message_bytes_, 0)),
       message_charged_(std::exchange(other.message_charged_, 0)),
       queued_charged_(std::exchange(other.queued_charged_, 0)) {}
@@ -51,6 +55,7 @@ RequestCharge::RequestCharge(RequestCharge&& other) noexcept
 RequestCharge& RequestCharge::operator=(RequestCharge&& other) noexcept {
   std::swap(session_, other.session_);
   std::swap(request_, other.request_);
+  std::swap(kind_, other.kind_);
   std::swap(message_bytes_, other.message_bytes_);
   std::swap(message_charged_, other.message_charged_);
   std::swap(queued_charged_, other.queued_charged_);

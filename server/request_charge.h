@@ -28,16 +28,22 @@ class RequestCharge {
   // from the types' sizes, rounded up).
   static constexpr int64_t kQueuedBytes = 512;
 
+  // Whether a request frees memory (ReleaseTensors, ResetArena): a full session must still be
+  // able to send one.
+  enum class Kind { kHolds, kFrees };
+
   RequestCharge() = default;
   // Charges `request`'s MessageBytes and, when the session's strand is busy (the request will
   // wait), kQueuedBytes, from the thread that received it, so without trimming the arena (the
   // strand may be using it). When that does not fit: with the strand busy, throws RpcError
-  // RESOURCE_EXHAUSTED and charges nothing; with it idle, leaves the message's charge to
-  // Start(), which may trim. Keeps the session (and so its budget) alive until the refund.
-  RequestCharge(std::shared_ptr<Session> session, const google::protobuf::Message& request);
+  // RESOURCE_EXHAUSTED and charges nothing, whatever the kind; with it idle, leaves the
+  // message's charge to Start(), which may trim (kHolds), or lets the request run uncharged
+  // (kFrees). Keeps the session (and so its budget) alive until the refund.
+  RequestCharge(std::shared_ptr<Session> session, const google::protobuf::Message& request,
+                Kind kind = Kind::kHolds);
   // On the session's strand, when the request's work begins: gives the waiting charge back,
-  // then charges the message if arrival could not (the arena's free chunks go first). Throws
-  // RpcError RESOURCE_EXHAUSTED when it still does not fit.
+  // then charges the message if arrival could not (the arena's free chunks go first) and the
+  // request does not free memory. Throws RpcError RESOURCE_EXHAUSTED when it still does not fit.
   void Start();
   // Refunds what is still charged: call it when the message is freed.
   ~RequestCharge();
@@ -59,6 +65,7 @@ class RequestCharge {
 
   std::shared_ptr<Session> session_;
   const google::protobuf::Message* request_ = nullptr;  // until Start(), for its refusal
+  Kind kind_ = Kind::kHolds;
   int64_t message_bytes_ = 0;
   int64_t message_charged_ = 0;
   int64_t queued_charged_ = 0;

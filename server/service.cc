@@ -181,10 +181,10 @@ OneModelService::Unary* OneModelService::OnSession(Method method, Context* ctx,
   try {
     Begin(call);
     session = SessionOf(call, request.session_id());
-    // The calls that free memory are not charged, so a full session can always free some.
-    if (method != Method::kReleaseTensors && method != Method::kResetArena) {
-      reactor->request_charge() = RequestCharge(session, request);
-    }
+    // A call that frees memory runs even when its full session is idle (RequestCharge).
+    const bool frees = method == Method::kReleaseTensors || method == Method::kResetArena;
+    reactor->request_charge() = RequestCharge(
+        session, request, frees ? RequestCharge::Kind::kFrees : RequestCharge::Kind::kHolds);
   } catch (...) {
     const grpc::Status status = CurrentExceptionStatus();
     End(call, status);

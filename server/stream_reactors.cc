@@ -16,6 +16,10 @@ namespace onemodel::server {
 namespace {
 
 constexpr int64_t kDefaultChunkBytes = int64_t{1} << 20;
+// The longest WatchStats interval_ms: a day. A deadline far past that overflows the alarm's
+// clock (nanoseconds from 1970: about 292 years) and comes out in the past, so the watch
+// would send as fast as the client reads.
+constexpr int64_t kMaxWatchIntervalMs = int64_t{24} * 60 * 60 * 1000;
 
 // --stream-idle-timeout.
 std::chrono::milliseconds StallTimeout(const OneModelService& service) {
@@ -168,8 +172,10 @@ void UploadReactor::OnReadDone(bool ok) {
       return;
     }
     header_ = std::move(*message_.mutable_header());
+    message_.Clear();  // and whatever else the first message carried
     try {
       session_ = service_.SessionOf(call_, header_.session_id());
+      header_charge_ = RequestCharge(session_, header_);
     } catch (...) {
       Fail(CurrentExceptionStatus());
       return;
@@ -192,6 +198,7 @@ void UploadReactor::OnReadDone(bool ok) {
 void UploadReactor::Start() {
   try {
     OneModelService::CheckOpen(*session_);
+    header_charge_.Start();
     const TensorHeader h = DecodeHeader(
         header_.data_type(), std::span<const int64_t>(header_.dims().data(), header_.dims_size()));
     placement_ = PlacementOf(header_.placement(), Placement::kPool);
@@ -294,6 +301,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
   try {
     service_.Begin(call_);
     session_ = service_.SessionOf(call_, request->session_id());
+    request_charge_ = RequestCharge(session_, *request);
   } catch (...) {
     Finish(CurrentExceptionStatus());
     return;
@@ -310,6 +318,7 @@ void DownloadReactor::Start(const v1::DownloadTensorRequest& request) {
   try {
     OneModelService::CheckOpen(*session_);
     CheckLive(*call_.ctx, "before it started");
+    request_charge_.Start();
     const Tensor& t = session_->handles().Find(request.handle()).tensor;
     if (request.chunk_bytes() < 0) {
       throw InvalidArgument("chunk_bytes must be positive (0 means 1 MiB)");
@@ -410,6 +419,11 @@ WatchStatsReactor::WatchStatsReactor(OneModelService& service, grpc::CallbackSer
     if (request->interval_ms() != 0 && request->interval_ms() < shortest) {
       throw InvalidArgument("interval_ms must be at least " + std::to_string(shortest) +
                             " (--min-watch-interval-ms; 0 means 1000); got " +
+                            std::to_string(request->interval_ms()));
+    }
+    if (request->interval_ms() > kMaxWatchIntervalMs) {
+      throw InvalidArgument("interval_ms must be at most " + std::to_string(kMaxWatchIntervalMs) +
+                            " (a day; 0 means 1000); got " +
                             std::to_string(request->interval_ms()));
     }
     if (request->interval_ms()) interval_ = std::chrono::milliseconds(request->interval_ms());

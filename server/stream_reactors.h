@@ -4,8 +4,10 @@
 // Transfers hold their session's strand from the header to the last chunk, so nothing else of
 // that session (a release, an arena reset, the session's close) can touch the tensor while
 // its bytes move; no thread waits meanwhile: chunks are copied as gRPC delivers or accepts
-// them. A transfer that fails or is cancelled frees what it allocated. A client that keeps a
-// transfer waiting (sends or reads nothing) for --stream-idle-timeout gets DEADLINE_EXCEEDED,
+// them. A transfer that fails or is cancelled frees what it allocated. A transfer's request
+// (an upload's header) is charged to its session like a unary request's, and so is its wait
+// while the session is busy (RequestCharge). A client that keeps a transfer waiting (sends or
+// reads nothing) for --stream-idle-timeout gets DEADLINE_EXCEEDED,
 // which frees the transfer's memory and lets its session's strand go; so does one that moves
 // less than --stream-min-bytes-per-second over --stream-idle-timeout of waiting on it (a
 // trickle). An upload reserves its announced size at its header, within
@@ -25,6 +27,7 @@
 #include <mutex>
 
 #include "server/reply_charge.h"
+#include "server/request_charge.h"
 #include "server/service.h"
 
 namespace onemodel::server {
@@ -130,6 +133,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   v1::UploadTensorRequest message_;
   v1::UploadHeader header_;
   std::shared_ptr<Session> session_;
+  RequestCharge header_charge_;  // header_ (and its wait on a busy session), until deleted
   Strand::Done release_strand_;
   Placement placement_ = Placement::kPool;
   int64_t reserved_ = 0;  // bytes of --max-upload-bytes-in-flight this upload holds
@@ -165,6 +169,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   StallWatch watch_;  // guards every step of the download
   bool finished_ = false;
   std::shared_ptr<Session> session_;
+  RequestCharge request_charge_;  // the request (and its wait on a busy session), until deleted
   Strand::Done release_strand_;
   ReplyCharge in_flight_;   // the chunks waiting on the client; refunded when deleted
   Tensor source_;           // the tensor (or view) whose values are sent in row-major order

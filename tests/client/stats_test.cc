@@ -2,6 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
 #include "core/kernels/conv_cache.h"
 #include "core/memory/size_class.h"
 #include "tests/client/server_test.h"
@@ -293,6 +298,29 @@ TEST_F(WatchLimitTest, AnIntervalBelowTheMinimumIsRefused) {
   std::unique_ptr<Watch> ok = OpenOnceRoom("", 50);
   EXPECT_TRUE(ok->status.ok()) << ok->status.error_message();
   Close(std::move(ok));
+}
+
+TEST_F(WatchLimitTest, AnIntervalAboveADayIsRefusedAndADayIsKept) {
+  // Past a day, and far enough past it that its deadline overflowed the alarm's clock, the
+  // watch sent as fast as the client read (2^63 - 1 ms: 16000 Stats a second).
+  for (const int64_t huge : {int64_t{86400001}, int64_t{1} << 62, INT64_MAX}) {
+    const std::unique_ptr<Watch> slow = Open("", huge);
+    EXPECT_EQ(slow->status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << huge;
+    EXPECT_THAT(slow->status.error_message(),
+                HasSubstr("interval_ms must be at most 86400000 (a day; 0 means 1000); got " +
+                          std::to_string(huge)));
+  }
+  std::unique_ptr<Watch> day = OpenOnceRoom("", 86400000);
+  ASSERT_TRUE(day->status.ok()) << day->status.error_message();
+  // The second Stats is a day away: the stream ends with the cancel, not with a message.
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    day->context.TryCancel();
+  });
+  v1::Stats next;
+  EXPECT_FALSE(day->reader->Read(&next)) << "a second Stats within 0.5 s of a day's interval";
+  cancel.join();
+  day->reader->Finish();
 }
 
 }  // namespace

@@ -4,11 +4,15 @@
 // hold the default 2^20 handles before (about 200 MiB of server memory); now passing its limit
 // answers RESOURCE_EXHAUSTED with a message naming the limit and what to do, the session keeps
 // working, and released handles give their bytes back.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/client/server_test.h"
@@ -24,6 +28,8 @@ using client::RunResult;
 using client::Session;
 using client::TensorHandle;
 using grpc::StatusCode;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 // Operations per Run: small enough that a Run's own parsed message (about 150 B an operation,
@@ -37,6 +43,12 @@ constexpr int kEnough = 8192;
 // The default flags: --max-handles 2^20, --max-run-operations 4096.
 class StructureLimitsTest : public ServerTest {
  protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    if (HasFatalFailure()) return;
+    stub_ = v1::OneModel::NewStub(client().channel());
+  }
+
   // A 1 MiB session with 4 KiB arena chunks (the smallest), holding x = [1, 2, 3, 4].
   Session SmallSession() {
     return client().CreateSession({.arena_chunk_bytes = 4096, .memory_limit_bytes = kMiB});
@@ -53,12 +65,92 @@ class StructureLimitsTest : public ServerTest {
     for (size_t i = 0; i < result.size(); ++i) handles.push_back(result[i]);
     return handles;
   }
+  // A 240 KiB session with 32 KiB arena chunks, for BehindALongRun. After the long run's own
+  // charges (its parsed message, about 100 KiB, its 256 handles, reserved first, and one 32 KiB
+  // arena chunk that holds all its results, 128 B each with the checked build's canaries, so it
+  // needs no memory once it has started) there is room for about 70 waiting requests of 512 B
+  // and their messages' 100-odd B. With smaller chunks a run that got far before its deadline
+  // would need a new chunk, and the waiting requests' charges would refuse it.
+  Session SessionForALongRun() {
+    return client().CreateSession({.arena_chunk_bytes = 32 << 10, .memory_limit_bytes = 240 << 10});
+  }
+  // Calls `send` while a Run that takes about 3 s holds `session`'s strand (sums over views of
+  // 2^26 elements, ended between operations by a 3 s deadline in any build: seconds of work
+  // and no memory), so the requests `send` makes wait behind it; returns once the Run ended.
+  void BehindALongRun(Session& session, const std::function<void()>& send) {
+    const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
+    RunBuilder slow;
+    for (int i = 0; i < 128; ++i)
+      slow.Op("Sum", {slow.Op("Expand", {one}, {{"shape", Ints{1 << 26}}})});
+    v1::RunRequest request = slow.request();
+    request.set_session_id(session.id());
+    v1::RunRequest parsed;  // as the server holds it: about 100 KiB
+    ASSERT_TRUE(parsed.ParseFromString(request.SerializeAsString()));
+    ASSERT_LE(parsed.SpaceUsedLong(), 112u << 10);
+    std::thread runner([&] {
+      grpc::ClientContext context;
+      context.AddMetadata("onemodel-session", session.id());
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+      v1::RunReply reply;
+      const grpc::Status status = stub_->Run(&context, request, &reply);
+      EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run has arrived
+    send();
+    runner.join();
+  }
+  // Sends `count` unary requests at once, each started by start(context, queue) (a stub's
+  // Async* call), and returns their statuses.
+  template <typename Reply, typename Start>
+  static std::vector<grpc::Status> AllAtOnce(int count, const Start& start) {
+    grpc::CompletionQueue queue;
+    struct Call {
+      grpc::ClientContext context;
+      Reply reply;
+      grpc::Status status;
+    };
+    std::vector<Call> calls(static_cast<size_t>(count));
+    for (Call& call : calls) start(call.context, &queue)->Finish(&call.reply, &call.status, &call);
+    std::vector<grpc::Status> statuses;
+    void* tag = nullptr;
+    bool ok = false;
+    while (statuses.size() < calls.size() && queue.Next(&tag, &ok)) {
+      statuses.push_back(static_cast<Call*>(tag)->status);
+    }
+    queue.Shutdown();
+    while (queue.Next(&tag, &ok)) {
+    }
+    return statuses;
+  }
+  // Statuses of requests that waited: refused for the session's memory (RESOURCE_EXHAUSTED,
+  // saying to send fewer at a time), answered (OK) or other.
+  struct Tally {
+    int refused = 0, answered = 0, other = 0;
+    std::string first_other;
+    static Tally Of(const std::vector<grpc::Status>& statuses) {
+      Tally t;
+      for (const grpc::Status& s : statuses) {
+        if (s.ok()) {
+          ++t.answered;
+        } else if (s.error_code() == StatusCode::RESOURCE_EXHAUSTED &&
+                   s.error_message().find("fewer requests at a time") != std::string::npos) {
+          ++t.refused;
+        } else if (t.other++ == 0) {
+          t.first_other = s.error_message();
+        }
+      }
+      return t;
+    }
+  };
+
   // A small run works in `session` and x still holds 1..4.
   static void ExpectUsable(Session& session, const TensorHandle& x) {
     RunBuilder run;
     run.Op("Neg", {x});
     EXPECT_EQ(session.Get<float>(session.Run(run).back()), (std::vector<float>{-1, -2, -3, -4}));
   }
+
+  std::unique_ptr<v1::OneModel::Stub> stub_;
 };
 
 const std::vector<float> kValues = {1, 2, 3, 4};
@@ -173,79 +265,110 @@ TEST_F(StructureLimitsTest, ARunsMessageIsRefundedBeforeItsReplyLeaves) {
 }
 
 TEST_F(StructureLimitsTest, RequestsWaitingBehindALongRunAreChargedToTheSession) {
-  // 240 KiB: after the long run's own charges (its parsed message, about 100 KiB, its 256
-  // handles, reserved first, and one 32 KiB arena chunk that holds all its results, 128 B each
-  // with the checked build's canaries, so it needs no memory once it has started), room for
-  // about 70 waiting requests of 512 B and their messages' 100-odd B. With
-  // smaller chunks a run that got far before its deadline would need a new chunk, and the
-  // waiting requests' charges would refuse it.
-  Session session =
-      client().CreateSession({.arena_chunk_bytes = 32 << 10, .memory_limit_bytes = 240 << 10});
+  Session session = SessionForALongRun();
   const TensorHandle x = session.Put<float>(kValues, {4});
-  const TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
-  // Sums over views of 2^26 elements: seconds of work and no memory. A 3 s deadline ends it
-  // between operations, so the strand is busy for about 3 s in any build.
-  RunBuilder slow;
-  for (int i = 0; i < 128; ++i)
-    slow.Op("Sum", {slow.Op("Expand", {one}, {{"shape", Ints{1 << 26}}})});
-  v1::RunRequest request = slow.request();
-  request.set_session_id(session.id());
-  v1::RunRequest parsed;  // as the server holds it: about 100 KiB
-  ASSERT_TRUE(parsed.ParseFromString(request.SerializeAsString()));
-  ASSERT_LE(parsed.SpaceUsedLong(), 112u << 10);
-  std::thread runner([&] {
-    grpc::ClientContext context;
-    context.AddMetadata("onemodel-session", session.id());
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
-    v1::RunReply reply;
-    const grpc::Status status =
-        v1::OneModel::NewStub(client().channel())->Run(&context, request, &reply);
-    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED) << status.error_message();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the run has arrived
-
-  constexpr int kWaiting = 400;
-  auto stub = v1::OneModel::NewStub(client().channel());
-  grpc::CompletionQueue queue;
-  struct Call {
-    grpc::ClientContext context;
-    v1::TensorInfo info;
-    grpc::Status status;
-  };
-  std::vector<Call> calls(kWaiting);
   v1::DescribeTensorRequest describe;
   describe.set_session_id(session.id());
   describe.set_handle(x.id());
-  for (Call& call : calls) {
-    stub->AsyncDescribeTensor(&call.context, describe, &queue)
-        ->Finish(&call.info, &call.status, &call);
-  }
-  int refused = 0;
-  int answered = 0;
-  for (int i = 0; i < kWaiting; ++i) {
-    void* tag = nullptr;
-    bool ok = false;
-    ASSERT_TRUE(queue.Next(&tag, &ok));
-    const grpc::Status& status = static_cast<Call*>(tag)->status;
-    if (status.ok()) {
-      ++answered;
-    } else {
-      EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
-      EXPECT_NE(status.error_message().find("fewer requests at a time"), std::string::npos)
-          << status.error_message();
-      ++refused;
-    }
-  }
-  runner.join();
-  RecordProperty("waiting_requests_answered", std::to_string(answered));
-  EXPECT_GT(refused, 0) << "400 requests waited in a 128 KiB session";
-  EXPECT_GT(answered, 0);
-  queue.Shutdown();
-  void* tag = nullptr;
-  bool ok = false;
-  while (queue.Next(&tag, &ok)) {
-  }
+  Tally tally;
+  BehindALongRun(session, [&] {
+    tally = Tally::Of(AllAtOnce<v1::TensorInfo>(400, [&](auto& context, auto* queue) {
+      return stub_->AsyncDescribeTensor(&context, describe, queue);
+    }));
+  });
+  RecordProperty("waiting_requests_answered", std::to_string(tally.answered));
+  EXPECT_GT(tally.refused, 0) << "400 requests waited in a 240 KiB session";
+  EXPECT_GT(tally.answered, 0);
+  EXPECT_EQ(tally.other, 0) << tally.first_other;
   ExpectUsable(session, x);  // the waiting requests' bytes came back
+}
+
+TEST_F(StructureLimitsTest, ReleasesAndResetsWaitingBehindALongRunAreChargedToo) {
+  // The calls that free memory run uncharged in a full idle session, but not while they wait:
+  // a client could otherwise queue any number of them (each 25 times its wire size parsed).
+  Session session = SessionForALongRun();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  v1::ReleaseTensorsRequest release;
+  release.set_session_id(session.id());
+  for (int i = 0; i < 8; ++i) release.add_handles("p1.unknown" + std::to_string(i));
+  v1::ResetArenaRequest reset;
+  reset.set_session_id(session.id());
+  Tally releases, resets;
+  BehindALongRun(session, [&] {
+    std::thread other([&] {
+      resets = Tally::Of(AllAtOnce<v1::ResetArenaReply>(200, [&](auto& context, auto* queue) {
+        return stub_->AsyncResetArena(&context, reset, queue);
+      }));
+    });
+    releases = Tally::Of(AllAtOnce<v1::ReleaseTensorsReply>(200, [&](auto& context, auto* queue) {
+      return stub_->AsyncReleaseTensors(&context, release, queue);
+    }));
+    other.join();
+  });
+  EXPECT_GT(releases.refused + resets.refused, 0) << "400 requests waited in a 240 KiB session";
+  EXPECT_GT(resets.answered, 0);
+  EXPECT_EQ(resets.other, 0) << resets.first_other;
+  // The answered releases name handles that do not exist.
+  EXPECT_EQ(releases.answered, 0);
+  EXPECT_GT(releases.other, 0);
+  ExpectUsable(session, x);
+}
+
+TEST_F(StructureLimitsTest, TransfersWaitingBehindALongRunAreChargedToTheSession) {
+  // An upload's header and a download's request, 128 KiB each parsed (16384 dims; a handle of
+  // 128 KiB), waiting on a 240 KiB session: at most one of each fits beside the long run.
+  Session session = SessionForALongRun();
+  const TensorHandle x = session.Put<float>(kValues, {4});
+  v1::UploadTensorRequest upload;
+  v1::UploadHeader* header = upload.mutable_header();
+  header->set_session_id(session.id());
+  header->set_data_type(1);
+  for (int i = 0; i < 16384; ++i) header->add_dims(1);
+  v1::DownloadTensorRequest download;
+  download.set_session_id(session.id());
+  download.set_handle(std::string(128 << 10, 'h'));
+  constexpr int kEach = 8;
+  std::vector<grpc::Status> uploads(kEach), downloads(kEach);
+  BehindALongRun(session, [&] {
+    std::vector<std::thread> clients;
+    for (int i = 0; i < kEach; ++i) {
+      clients.emplace_back([&, i] {
+        grpc::ClientContext context;
+        v1::TensorInfo info;
+        auto writer = stub_->UploadTensor(&context, &info);
+        writer->Write(upload);
+        writer->WritesDone();
+        uploads[static_cast<size_t>(i)] = writer->Finish();
+      });
+      clients.emplace_back([&, i] {
+        grpc::ClientContext context;
+        auto reader = stub_->DownloadTensor(&context, download);
+        v1::DownloadTensorReply reply;
+        while (reader->Read(&reply)) {
+        }
+        downloads[static_cast<size_t>(i)] = reader->Finish();
+      });
+    }
+    for (std::thread& t : clients) t.join();
+  });
+  for (const auto& [name, statuses, what, after] :
+       {std::tuple{"uploads", &uploads, "the UploadHeader takes", StatusCode::INVALID_ARGUMENT},
+        std::tuple{"downloads", &downloads, "the DownloadTensorRequest takes",
+                   StatusCode::NOT_FOUND}}) {
+    int refused = 0;
+    for (const grpc::Status& status : *statuses) {
+      if (status.error_code() == StatusCode::RESOURCE_EXHAUSTED) {
+        ++refused;
+        EXPECT_THAT(status.error_message(),
+                    AllOf(HasSubstr(what), HasSubstr("waits behind the session's other requests"),
+                          HasSubstr("session memory limit of 240 KiB")));
+      } else {  // ran after the long run: the rank or the handle is refused
+        EXPECT_EQ(status.error_code(), after) << name << ": " << status.error_message();
+      }
+    }
+    EXPECT_GE(refused, kEach - 2) << name;
+  }
+  ExpectUsable(session, x);
 }
 
 }  // namespace

@@ -743,6 +743,9 @@ std::vector<Row> AllRows() {
              "interval_ms must be at least 100 (--min-watch-interval-ms"),
       kWatch("interval_ms negative", [](auto& r, auto&) { r.set_interval_ms(-100); }, kInvalid,
              "interval_ms must be at least 100"),
+      kWatch("interval_ms above a day",
+             [](auto& r, auto&) { r.set_interval_ms(int64_t{1} << 62); }, kInvalid,
+             "interval_ms must be at most 86400000 (a day"),
 
       // UploadTensor: the stream's shape, then each header field.
       UploadRow("empty stream", [](Upload& m, auto&) { m.clear(); }, kInvalid,

@@ -102,6 +102,50 @@ TEST_F(SessionChargeTest, RequestsWaitingOnABusyStrandAreChargedUntilTheyStart) 
   EXPECT_EQ(session->budget().used(), 0);
 }
 
+TEST_F(SessionChargeTest, ACallThatFreesMemoryRunsInAFullIdleSessionButWaitsOnlyCharged) {
+  auto session = std::make_shared<Session>(Options(8192), pool_, &server_, workers_);
+  v1::ReleaseTensorsRequest release;
+  for (int i = 0; i < 64; ++i) release.add_handles(std::string(32, 'h'));
+  const int64_t message = RequestCharge::MessageBytes(release);  // about 5 KiB
+  ASSERT_GT(message, 4096);
+  ASSERT_LT(message + RequestCharge::kQueuedBytes, 8192);
+  const int64_t full = 8192 - message / 2;  // what the session holds: the message does not fit
+  session->budget().Charge(full);
+  constexpr auto kFrees = RequestCharge::Kind::kFrees;
+  {
+    RequestCharge idle(session, release, kFrees);
+    EXPECT_EQ(idle.message_charged(), 0);
+    EXPECT_NO_THROW(idle.Start()) << "a full session can always free some";
+    EXPECT_EQ(session->budget().used(), full) << "uncharged while it runs";
+  }
+  {
+    BusyStrand busy(*session);
+    try {
+      RequestCharge waiting(session, release, kFrees);
+      ADD_FAILURE() << "a release of " << message << " B waited uncharged in a full session";
+    } catch (const RpcError& e) {
+      EXPECT_EQ(e.code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      EXPECT_NE(std::string(e.what()).find("fewer requests at a time"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(session->budget().used(), full);
+  }
+  session->budget().Refund(full);
+  while (session->strand().busy()) std::this_thread::yield();  // the busy task has ended
+  {
+    RequestCharge idle(session, release, kFrees);
+    EXPECT_EQ(session->budget().used(), message) << "charged like any request when it fits";
+  }
+  BusyStrand busy(*session);
+  std::optional<RequestCharge> waiting;
+  waiting.emplace(session, release, kFrees);
+  EXPECT_EQ(session->budget().used(), message + RequestCharge::kQueuedBytes);
+  waiting->Start();
+  EXPECT_EQ(session->budget().used(), message);
+  waiting.reset();
+  EXPECT_EQ(session->budget().used(), 0);
+}
+
 TEST_F(SessionChargeTest, ARequestOfManySmallInlineTensorsPastTheLimitIsRefused) {
   // 8192 one-element tensors: 112 KiB on the wire, 2.6 MiB parsed; their values and the
   // Concat's output would take 96 KiB of the arena.
