@@ -12,6 +12,7 @@ Session::Session(const SessionOptions& options, BufferPool& pool, MemoryBudget* 
       budget_("session memory limit", options.memory_limit_bytes, server_budget),
       ledger_(pool, &budget_),
       arena_(pool, options.arena_chunk_bytes, &budget_),
+      conv_cache_(ConvPrimitiveCache::kDefaultCapacity, &budget_),
       handles_(options.max_handles, &budget_),
       strand_(workers),
       last_used_(Clock::now().time_since_epoch().count()) {

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "core/common/cancellation.h"
+#include "core/common/exceptions.h"
 #include "core/kernels/conv_cache.h"
+#include "core/memory/memory_budget.h"
 #include "dnnl.hpp"
 
 // libdnnl (Debian's) runs on OpenMP (libgomp); omp.h is GCC's and not on clang's path.
@@ -64,6 +66,7 @@ struct Entry {
   dnnl::primitive primitive;
   memory::desc weights;
   memory::desc scratchpad;
+  int64_t charged = 0;  // bytes charged to the cache's budget while the cache holds it
 };
 
 dnnl::primitive_attr UserScratchpad() {
@@ -149,10 +152,10 @@ Key KeyOf(Pass pass, const ConvDims& d, const Conv2dParams& p, bool bias, int th
 namespace onemodel {
 
 struct ConvPrimitiveCache::Impl {
-  explicit Impl(int capacity) : capacity(capacity) {}
+  Impl(int capacity, MemoryBudget* budget) : capacity(capacity), budget(budget) {}
 
   // The entry for `pass` over these shapes, created on a miss (the least recently used one
-  // leaves when the cache is full).
+  // leaves when the cache is full, or when the budget refuses the new one's charge).
   internal::Entry Get(internal::Pass pass, const internal::ConvDims& d, const Conv2dParams& p,
                       bool bias, int threads) {
     const internal::Key key = internal::KeyOf(pass, d, p, bias, threads);
@@ -170,23 +173,51 @@ struct ConvPrimitiveCache::Impl {
     e.key = key;
     const std::lock_guard lock(mutex);
     ++stats.misses;
+    if (!Admit(EntryBytes(d.kh, d.kw))) return e;  // serves this call only
+    e.charged = EntryBytes(d.kh, d.kw);
     entries.push_front(e);
-    if (static_cast<int64_t>(entries.size()) > capacity) {
-      entries.pop_back();
-      ++stats.evictions;
-    }
+    if (static_cast<int64_t>(entries.size()) > capacity) EvictOldest();
     return e;
   }
 
+  // Under the lock: charges `bytes` to the budget, evicting the least recently used entries
+  // while it refuses; false when it refuses with none left.
+  bool Admit(int64_t bytes) {
+    if (!budget) return true;
+    for (;;) {
+      try {
+        budget->Charge(bytes);
+        return true;
+      } catch (const MemoryLimitException&) {
+        if (entries.empty()) return false;
+        EvictOldest();
+      }
+    }
+  }
+
+  // Under the lock: drops the least recently used entry and gives its charge back.
+  void EvictOldest() {
+    if (budget) budget->Refund(entries.back().charged);
+    entries.pop_back();
+    ++stats.evictions;
+  }
+
   const int64_t capacity;
+  MemoryBudget* const budget;
   mutable std::mutex mutex;
   std::list<internal::Entry> entries;  // most recently used first
   ConvPrimitiveCacheStats stats;       // without capacity and entries
 };
 
-ConvPrimitiveCache::ConvPrimitiveCache(int capacity) : impl_(std::make_unique<Impl>(capacity)) {}
+ConvPrimitiveCache::ConvPrimitiveCache(int capacity, MemoryBudget* budget)
+    : impl_(std::make_unique<Impl>(capacity, budget)) {}
 
-ConvPrimitiveCache::~ConvPrimitiveCache() = default;
+ConvPrimitiveCache::~ConvPrimitiveCache() { Clear(); }
+
+int64_t ConvPrimitiveCache::EntryBytes(int64_t kh, int64_t kw) {
+  constexpr int64_t kKiB = 1024;
+  return 128 * kKiB + 16 * kKiB * (kh + kw);
+}
 
 ConvPrimitiveCacheStats ConvPrimitiveCache::Stats() const {
   const std::lock_guard lock(impl_->mutex);
@@ -200,6 +231,8 @@ void ConvPrimitiveCache::Clear() {
   std::list<internal::Entry> gone;
   const std::lock_guard lock(impl_->mutex);
   gone.swap(impl_->entries);
+  if (!impl_->budget) return;
+  for (const internal::Entry& e : gone) impl_->budget->Refund(e.charged);
 }
 
 namespace {

@@ -22,6 +22,7 @@
 #include "core/kernels/conv_cache.h"
 #include "core/kernels/internal/conv_planes.h"
 #include "core/kernels/kernel_set.h"
+#include "core/memory/memory_budget.h"
 #include "tests/core/kernels/kernel_test_util.h"
 #include "tests/core/kernels/kernel_variants.h"
 
@@ -552,6 +553,59 @@ TEST(Conv2dOneDnnTest, MoreShapesThanTheCapacityKeepTheCacheAtItsCapacity) {
   EXPECT_EQ(s.entries, ConvPrimitiveCache::kDefaultCapacity);
   EXPECT_EQ(s.misses, 4 * shapes);
   EXPECT_EQ(s.evictions, 4 * shapes - ConvPrimitiveCache::kDefaultCapacity);
+}
+
+TEST(Conv2dOneDnnTest, ABudgetedCacheChargesEachPrimitiveAndMakesRoomWhenRefused) {
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  const int64_t entry = ConvPrimitiveCache::EntryBytes(1, 1);
+  MemoryBudget budget("test budget", 3 * entry + entry / 2);
+  {
+    ConvPrimitiveCache cache(ConvPrimitiveCache::kDefaultCapacity, &budget);
+    const ConvCacheScope scope(&cache);
+    fast.Conv2dScratchFloats(Shape{1, 2, 4, 4}, Shape{3, 2, 1, 1}, {.keep_layout = 1});
+    const ConvPrimitiveCacheStats s = cache.Stats();
+    EXPECT_EQ(s.misses, 4) << "forward +- bias and both gradients";
+    EXPECT_EQ(s.entries, 3) << "the fourth one's charge made the oldest leave";
+    EXPECT_EQ(s.evictions, 1);
+    EXPECT_EQ(budget.used(), 3 * entry);
+    cache.Clear();
+    EXPECT_EQ(budget.used(), 0);
+    fast.Conv2dScratchFloats(Shape{1, 2, 4, 4}, Shape{3, 2, 1, 1}, {.keep_layout = 1});
+    EXPECT_EQ(budget.used(), 3 * entry);
+  }
+  EXPECT_EQ(budget.used(), 0) << "the destructor gives the charges back";
+}
+
+TEST(Conv2dOneDnnTest, ABudgetBelowOnePrimitiveRunsEachConvolutionUncachedWithTheSameBits) {
+  BufferPool pool;
+  std::mt19937 rng(15);
+  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
+  const Problem q = OneDnnProblem(rng);
+  const Inputs in = RandomInputs(q, rng, pool);
+  const Results cached = RunKernels(fast, q, in, pool);  // the process-wide cache's
+  MemoryBudget budget("test budget", ConvPrimitiveCache::EntryBytes(q.kh, q.kw) - 1);
+  ConvPrimitiveCache cache(ConvPrimitiveCache::kDefaultCapacity, &budget);
+  {
+    const ConvCacheScope scope(&cache);
+    const Results uncached = RunKernels(fast, q, in, pool);
+    EXPECT_EQ(Values(uncached.y), Values(cached.y));
+    EXPECT_EQ(Values(uncached.gx), Values(cached.gx));
+    EXPECT_EQ(Values(uncached.gw), Values(cached.gw));
+  }
+  const ConvPrimitiveCacheStats s = cache.Stats();
+  EXPECT_EQ(s.entries, 0);
+  EXPECT_EQ(s.hits, 0) << "every lookup created its primitive";
+  EXPECT_GE(s.misses, 5);
+  EXPECT_EQ(budget.used(), 0);
+}
+
+TEST(Conv2dOneDnnTest, APrimitivesChargeGrowsWithItsKernel) {
+  // oneDNN 2.6's heap per primitive, measured (docs/kernels.md): up to 165 KiB at 7x7, 424 KiB
+  // at 31x31, 826 KiB at 63x63, 2.6 MiB at 255x255.
+  EXPECT_GE(ConvPrimitiveCache::EntryBytes(7, 7), 165 << 10);
+  EXPECT_GE(ConvPrimitiveCache::EntryBytes(31, 31), 424 << 10);
+  EXPECT_GE(ConvPrimitiveCache::EntryBytes(63, 63), 826 << 10);
+  EXPECT_GE(ConvPrimitiveCache::EntryBytes(255, 255), 2617 << 10);
 }
 #endif
 

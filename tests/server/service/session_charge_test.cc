@@ -318,10 +318,13 @@ TEST_F(SessionChargeTest, CloseFreesTheSessionsConvolutionPrimitives) {
   }
   session.Publish();
   EXPECT_EQ(session.Snapshot().conv_cache.entries, 4) << "forward +- bias and both gradients";
+  EXPECT_EQ(session.budget().used(), 4 * ConvPrimitiveCache::EntryBytes(1, 1))
+      << "each primitive is charged to the session";
   session.Close();
   const ConvPrimitiveCacheStats closed = session.Snapshot().conv_cache;
   EXPECT_EQ(closed.entries, 0);
   EXPECT_EQ(closed.misses, 4);
+  EXPECT_EQ(session.budget().used(), 0);
 }
 #endif
 
