@@ -2,13 +2,26 @@
 
 #include <exception>
 #include <new>
+#include <string>
 
 #include "core/common/exceptions.h"
 #include "server/rpc_error.h"
 
 namespace onemodel::server {
 
-grpc::Status CurrentExceptionStatus() {
+namespace {
+
+// `message`, longer than kMaxStatusMessageBytes, cut as that says.
+std::string Capped(std::string message) {
+  const size_t size = message.size();
+  size_t end = kMaxStatusMessageBytes;
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  message.resize(end);
+  return message + " ... (" + std::to_string(size) + " bytes in all)";
+}
+
+// The status for the exception being handled, its message whole.
+grpc::Status Uncapped() {
   using grpc::StatusCode;
   try {
     throw;
@@ -34,6 +47,14 @@ grpc::Status CurrentExceptionStatus() {
   } catch (...) {
     return {StatusCode::INTERNAL, "internal error of unknown type"};
   }
+}
+
+}  // namespace
+
+grpc::Status CurrentExceptionStatus() {
+  const grpc::Status status = Uncapped();
+  if (status.error_message().size() <= kMaxStatusMessageBytes) return status;
+  return {status.error_code(), Capped(status.error_message())};
 }
 
 }  // namespace onemodel::server

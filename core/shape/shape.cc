@@ -51,11 +51,13 @@ Shape::Shape(std::span<const int64_t> extents) { Assign(extents); }
 Shape::Shape(std::span<const int32_t> extents) { Assign(extents); }
 
 std::string FormatExtents(std::span<const int64_t> extents) {
+  constexpr size_t kListed = 16;  // twice the largest rank: a longer list is a client's mistake
   std::string s = "[";
-  for (size_t i = 0; i < extents.size(); ++i) {
+  for (size_t i = 0; i < std::min(extents.size(), kListed); ++i) {
     if (i) s += ", ";
     s += std::to_string(extents[i]);
   }
+  if (extents.size() > kListed) s += ", ... (" + std::to_string(extents.size()) + " in all)";
   return s + "]";
 }
 

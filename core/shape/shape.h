@@ -62,7 +62,8 @@ class Shape {
 // Throws TensorShapeException unless count x ElementSize(dtype) fits in 2^31-1 bytes.
 void CheckByteSize(const Shape& shape, DType dtype);
 
-// Formats any list of extents as "[a, b, c]" (used in messages for shapes not yet valid).
+// Formats any list of extents as "[a, b, c]" (used in messages for shapes not yet valid); past
+// 16 extents, the first 16 and the count: "[1, 1, ..., 1, ... (100000 in all)]".
 std::string FormatExtents(std::span<const int64_t> extents);
 
 // Resolves a reshape request for `count` elements: at most one -1 (inferred), every other

@@ -337,6 +337,26 @@ TEST(FormatExtents, FormatsInvalidExtentsToo) {
 
 TEST(FormatExtents, EmptyList) { EXPECT_EQ(FormatExtents(std::span<const int64_t>()), "[]"); }
 
+TEST(FormatExtents, ALongListShowsItsFirstSixteenAndItsLength) {
+  const Extents sixteen(16, 7);
+  EXPECT_EQ(FormatExtents(sixteen), "[7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]");
+  const Extents many(100000, 1);
+  EXPECT_EQ(FormatExtents(many),
+            "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ... (100000 in all)]");
+}
+
+TEST(FormatExtents, AHugeShapesMessageStaysShort) {
+  // A client's Reshape to 10^5 extents made a 300 KB message (and log line) before.
+  const Extents many(100000, 2);
+  try {
+    (void)InferShape(4, many);
+    ADD_FAILURE() << "rank 100000 accepted";
+  } catch (const TensorShapeException& e) {
+    EXPECT_LT(std::string(e.what()).size(), 200u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has rank 100000"), std::string::npos) << e.what();
+  }
+}
+
 // --- InferShape ----------------------------------------------------------------------------------
 
 Shape Infer(int64_t count, const Extents& requested) {
