@@ -486,12 +486,26 @@ Problem OneDnnProblem(std::mt19937& rng) {
   }
 }
 
+// A random problem that takes the oneDNN path, with its inputs, and the fast kernels.
+class OneDnnCase {
+ public:
+  explicit OneDnnCase(uint32_t seed)
+      : rng_(seed), q_(OneDnnProblem(rng_)), in_(RandomInputs(q_, rng_, pool_)) {}
+  // pool, fast kernels, problem, inputs.
+  std::tuple<BufferPool&, const TensorKernels&, const Problem&, const Inputs&> Parts() {
+    return {pool_, *kernel_test::FastVariants().front().kernels, q_, in_};
+  }
+
+ private:
+  BufferPool pool_;
+  std::mt19937 rng_;
+  Problem q_;
+  Inputs in_;
+};
+
 TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
-  BufferPool pool;
-  std::mt19937 rng(13);
-  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
-  const Problem q = OneDnnProblem(rng);
-  const Inputs in = RandomInputs(q, rng, pool);
+  OneDnnCase c(13);
+  auto [pool, fast, q, in] = c.Parts();
   const ConvPrimitiveCacheStats process_wide = CurrentConvCache().Stats();
   ConvPrimitiveCache cache;
   {
@@ -519,11 +533,8 @@ TEST(Conv2dOneDnnTest, ASecondIdenticalRunHitsTheScopesCacheAndCreatesNothing) {
 }
 
 TEST(Conv2dOneDnnTest, EachCacheCountsItsOwnLookups) {
-  BufferPool pool;
-  std::mt19937 rng(14);
-  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
-  const Problem q = OneDnnProblem(rng);
-  const Inputs in = RandomInputs(q, rng, pool);
+  OneDnnCase c(14);
+  auto [pool, fast, q, in] = c.Parts();
   ConvPrimitiveCache a, b;
   {
     const ConvCacheScope scope(&a);
@@ -577,11 +588,8 @@ TEST(Conv2dOneDnnTest, ABudgetedCacheChargesEachPrimitiveAndMakesRoomWhenRefused
 }
 
 TEST(Conv2dOneDnnTest, ABudgetBelowOnePrimitiveRunsEachConvolutionUncachedWithTheSameBits) {
-  BufferPool pool;
-  std::mt19937 rng(15);
-  const TensorKernels& fast = *kernel_test::FastVariants().front().kernels;
-  const Problem q = OneDnnProblem(rng);
-  const Inputs in = RandomInputs(q, rng, pool);
+  OneDnnCase c(15);
+  auto [pool, fast, q, in] = c.Parts();
   const Results cached = RunKernels(fast, q, in, pool);  // the process-wide cache's
   MemoryBudget budget("test budget", ConvPrimitiveCache::EntryBytes(q.kh, q.kw) - 1);
   ConvPrimitiveCache cache(ConvPrimitiveCache::kDefaultCapacity, &budget);
