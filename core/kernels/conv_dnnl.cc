@@ -173,8 +173,9 @@ struct ConvPrimitiveCache::Impl {
     e.key = key;
     const std::lock_guard lock(mutex);
     ++stats.misses;
-    if (!Admit(EntryBytes(d.kh, d.kw))) return e;  // serves this call only
-    e.charged = EntryBytes(d.kh, d.kw);
+    const int64_t bytes = EntryBytes(d.kh, d.kw);
+    if (!Admit(bytes)) return e;  // serves this call only
+    e.charged = bytes;
     entries.push_front(e);
     if (static_cast<int64_t>(entries.size()) > capacity) EvictOldest();
     return e;

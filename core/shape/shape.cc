@@ -51,7 +51,8 @@ Shape::Shape(std::span<const int64_t> extents) { Assign(extents); }
 Shape::Shape(std::span<const int32_t> extents) { Assign(extents); }
 
 std::string FormatExtents(std::span<const int64_t> extents) {
-  constexpr size_t kListed = 16;  // twice the largest rank: a longer list is a client's mistake
+  // Twice the largest rank: a longer list is a client's mistake.
+  constexpr size_t kListed = 2 * static_cast<size_t>(kMaxRank);
   std::string s = "[";
   for (size_t i = 0; i < std::min(extents.size(), kListed); ++i) {
     if (i) s += ", ";
