@@ -138,6 +138,8 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
     }
     metrics_address_ = WithPort(config_.metrics_listen, metrics_->port());
   }
+  heap_trim_ =
+      std::make_unique<QuietHeapTrim>([this] { return service_->CallsBegun(); }, kHeapTrimQuiet);
   spdlog::info(
       "onemodeld serving on {}{}, metrics {}, instance {}, kernels {}, {} worker(s), "
       "{} BLAS thread(s) per MatMul, "
@@ -174,6 +176,7 @@ int64_t Server::Shutdown(std::chrono::milliseconds drain) {
   const int64_t open = sessions_.Snapshot().sessions.open;
   sessions_.CloseAll();
   metrics_.reset();
+  heap_trim_.reset();
   return open;
 }
 

@@ -18,6 +18,7 @@
 
 #include "core/memory/buffer_pool.h"
 #include "server/config.h"
+#include "server/heap_trim.h"
 #include "server/metrics.h"
 #include "server/rpc_stats.h"
 #include "server/service.h"
@@ -47,6 +48,8 @@ class Server {
 
   // How long stopped calls get to end before gRPC cancels them.
   static constexpr std::chrono::milliseconds kStopGrace{1000};
+  // How long no call may begin before freed heap memory goes back to the system (heap_trim.h).
+  static constexpr std::chrono::milliseconds kHeapTrimQuiet{1000};
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }  // empty: off
@@ -63,6 +66,7 @@ class Server {
   std::unique_ptr<OneModelService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<MetricsExporter> metrics_;
+  std::unique_ptr<QuietHeapTrim> heap_trim_;
   std::string grpc_address_;
   std::string metrics_address_;
   bool shut_down_ = false;

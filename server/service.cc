@@ -55,6 +55,7 @@ void OneModelService::Begin(Call& call) {
   {
     std::lock_guard guard(calls_mutex_);
     ++active_calls_;  // Done() takes it back, whatever happens from here
+    ++calls_begun_;
     draining = draining_;
   }
   call.ctx->AddInitialMetadata(kInstanceHeader, instance_id_);
@@ -76,6 +77,11 @@ void OneModelService::End(const Call& call, const grpc::Status& status) {
                       .session_serial = call.session_serial,
                       .open_ended = call.method == Method::kWatchStats},
                      status);
+}
+
+int64_t OneModelService::CallsBegun() const {
+  std::lock_guard guard(calls_mutex_);
+  return calls_begun_;
 }
 
 void OneModelService::Done() {

@@ -130,6 +130,8 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Shutdown, after the drain: every unary call in flight or queued is asked to stop; its
   // kernels stop between blocks and it ends UNAVAILABLE.
   void CancelCalls();
+  // Calls begun over the service's life (what QuietHeapTrim watches for quiet).
+  int64_t CallsBegun() const;
   // WatchStats reactors register while they run, so StartDrain() can reach them. Throws
   // RpcError RESOURCE_EXHAUSTED when `watch` would pass --max-watches or, for `session`,
   // --max-watches-per-session.
@@ -144,9 +146,9 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Runs `work(session)` on the strand of the session the call names, then finishes; a
   // `work(session_ptr, reactor)` may hold a ReplyCharge in the reactor. The session is the one
   // `request.session_id()` or the metadata names; `request` is charged to it until the work is
-  // over, when its parts are freed (RequestCharge). The work runs on the calling (gRPC) thread when the strand is idle and
-  // `cost(session)` (inline_cost.h), asked on the strand, is at most --inline-max-bytes;
-  // otherwise on a worker.
+  // over, when its parts are freed (RequestCharge). The work runs on the calling (gRPC) thread
+  // when the strand is idle and `cost(session)` (inline_cost.h), asked on the strand, is at
+  // most --inline-max-bytes; otherwise on a worker.
   template <typename Request, typename Cost, typename Work>
   Unary* OnSession(Method method, Context* ctx, const Request& request, Cost cost, Work work);
   // A unary call's reactor (service.cc): calls Done() when gRPC is done with the call, and
@@ -163,9 +165,10 @@ class OneModelService final : public v1::OneModel::CallbackService {
   CallObserver observer_;
   const std::string instance_id_;
   const std::string auth_token_;
-  mutable std::mutex calls_mutex_;  // guards the five below
+  mutable std::mutex calls_mutex_;  // guards the six below
   std::condition_variable idle_;
   int64_t active_calls_ = 0;
+  int64_t calls_begun_ = 0;
   bool draining_ = false;
   bool drain_cut_short_ = false;
   std::unordered_map<WatchStatsReactor*, const Session*> watches_;  // with the session watched

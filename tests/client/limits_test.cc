@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -408,16 +407,6 @@ class UnreadReplies {
   std::vector<std::unique_ptr<Call>> calls_;
   std::thread poller_;
 };
-
-// The server's resident memory in bytes (VmRSS).
-int64_t ResidentBytes(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
-  }
-  return -1;
-}
 
 TEST_F(RefusalTest, GetTensorRepliesNobodyReadsAreChargedToTheSessionUntilSent) {
   Session session = client().CreateSession();  // 8 MiB

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace onemodel::testing {
@@ -48,6 +49,14 @@ pid_t Spawn(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
 
 std::string ExitStatus::Describe() const {
   return signal != 0 ? "killed by signal " + std::to_string(signal)

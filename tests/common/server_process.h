@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <csignal>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct ExitStatus {
   // "exit code 3" or "killed by signal 9".
   std::string Describe() const;
 };
+
+// The resident memory of process `pid` in bytes (VmRSS), -1 when /proc does not say.
+int64_t ResidentBytes(pid_t pid);
 
 class ServerProcess {
  public:
