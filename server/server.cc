@@ -2,6 +2,7 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/auth_metadata_processor.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -113,6 +114,15 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
   builder.AddListeningPort(config_.listen, Credentials(config_, token), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(config_.max_message_bytes));
+  // gRPC 1.51 checks a compressed message's size before it inflates it: a 1 MB gzip body
+  // became a 1 GiB message (docs/security.md). No client needs compression to reach us, so
+  // every algorithm is refused (UNIMPLEMENTED) before anything is inflated.
+  for (int a = GRPC_COMPRESS_NONE + 1; a < GRPC_COMPRESS_ALGORITHMS_COUNT; ++a) {
+    builder.SetCompressionAlgorithmSupportStatus(static_cast<grpc_compression_algorithm>(a), false);
+  }
+  grpc::ResourceQuota quota("onemodeld");
+  quota.SetMaxThreads(kMaxSyncThreads);
+  builder.SetResourceQuota(quota);
   builder.RegisterService(service_.get());
   for (grpc::Service* extra : extra_services) builder.RegisterService(extra);
   server_ = builder.BuildAndStart();

@@ -50,6 +50,10 @@ class Server {
   static constexpr std::chrono::milliseconds kStopGrace{1000};
   // How long no call may begin before freed heap memory goes back to the system (heap_trim.h).
   static constexpr std::chrono::milliseconds kHeapTrimQuiet{1000};
+  // Threads gRPC may start for synchronous services: server reflection's streams each hold one
+  // (6000 streams made 6000 threads before; docs/security.md). Ours and the health checks use
+  // the callback API and are not counted. A reflection call beyond them gets RESOURCE_EXHAUSTED.
+  static constexpr int kMaxSyncThreads = 16;
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }  // empty: off

@@ -491,8 +491,26 @@ void OneModelService::CutDrainShort() {
 }
 
 void OneModelService::CancelCalls() {
+  std::vector<std::function<void()>> stops;
+  {
+    std::lock_guard guard(calls_mutex_);
+    for (CancelToken* token : tokens_) {
+      token->Cancel(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+    }
+    for (const auto& entry : transfers_) stops.push_back(entry.second);
+  }
+  // Outside the lock: a transfer takes it under its own (Begin), and a stop takes that one.
+  for (const std::function<void()>& stop : stops) stop();
+}
+
+void OneModelService::AddTransfer(const void* transfer, std::function<void()> stop) {
   std::lock_guard guard(calls_mutex_);
-  for (CancelToken* token : tokens_) token->Cancel(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+  transfers_.emplace(transfer, std::move(stop));
+}
+
+void OneModelService::RemoveTransfer(const void* transfer) {
+  std::lock_guard guard(calls_mutex_);
+  transfers_.erase(transfer);
 }
 
 grpc::ServerWriteReactor<v1::Stats>* OneModelService::WatchStats(

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -128,10 +129,15 @@ class OneModelService final : public v1::OneModel::CallbackService {
   // Makes WaitDrain return now (a second termination signal); any thread.
   void CutDrainShort();
   // Shutdown, after the drain: every unary call in flight or queued is asked to stop; its
-  // kernels stop between blocks and it ends UNAVAILABLE.
+  // kernels stop between blocks and it ends UNAVAILABLE. So does every transfer, once it
+  // waits on its client (at once if it does now).
   void CancelCalls();
   // Calls begun over the service's life (what QuietHeapTrim watches for quiet).
   int64_t CallsBegun() const;
+  // Transfers (stream_reactors.h) register from their start to their OnDone how CancelCalls()
+  // stops them: `stop` must be callable from any thread, even once the transfer is gone.
+  void AddTransfer(const void* transfer, std::function<void()> stop);
+  void RemoveTransfer(const void* transfer);
   // WatchStats reactors register while they run, so StartDrain() can reach them. Throws
   // RpcError RESOURCE_EXHAUSTED when `watch` would pass --max-watches or, for `session`,
   // --max-watches-per-session.
@@ -165,7 +171,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
   CallObserver observer_;
   const std::string instance_id_;
   const std::string auth_token_;
-  mutable std::mutex calls_mutex_;  // guards the six below
+  mutable std::mutex calls_mutex_;  // guards the seven below
   std::condition_variable idle_;
   int64_t active_calls_ = 0;
   int64_t calls_begun_ = 0;
@@ -173,6 +179,7 @@ class OneModelService final : public v1::OneModel::CallbackService {
   bool drain_cut_short_ = false;
   std::unordered_map<WatchStatsReactor*, const Session*> watches_;  // with the session watched
   std::unordered_set<CancelToken*> tokens_;                         // of the unary reactors alive
+  std::unordered_map<const void*, std::function<void()>> transfers_;  // with how to stop each
 };
 
 }  // namespace onemodel::server

@@ -64,7 +64,11 @@ StallWatch::Guard::~Guard() { state_->mutex.unlock(); }
 void StallWatch::Waiting() {
   state_->waiting = true;
   state_->since = state_->counted_from = Clock::now();
-  if (!state_->alarm) Arm(state_, state_->since + state_->timeout);
+  if (state_->interrupted) {
+    Arm(state_, state_->since);  // stops it from a gRPC thread, not inside this step
+  } else if (!state_->alarm) {
+    Arm(state_, state_->since + state_->timeout);
+  }
 }
 
 void StallWatch::Moved(int64_t bytes) {
@@ -78,8 +82,20 @@ void StallWatch::Stop() {
   if (state_->alarm) state_->alarm->Cancel();
 }
 
+std::function<void()> StallWatch::Interrupter() const {
+  return [weak = std::weak_ptr<State>(state_)] {
+    const std::shared_ptr<State> s = weak.lock();
+    if (!s) return;
+    std::lock_guard guard(s->mutex);
+    if (!s->on_stall || s->interrupted) return;  // over, or already told
+    s->interrupted = true;
+    if (s->waiting) Arm(s, Clock::now());
+  };
+}
+
 std::string StallWatch::Check(State& s, Clock::time_point now) {
   if (!s.waiting) return {};  // the transfer is busy with its own work, or between waits
+  if (s.interrupted) return "the drain time (--drain-seconds) ran out";
   if (now - s.since >= s.timeout) {
     return "nothing for " + Seconds(s.timeout) + " (--stream-idle-timeout)";
   }
@@ -136,6 +152,7 @@ UploadReactor::UploadReactor(OneModelService& service, grpc::CallbackServerConte
       watch_(StallTimeout(service), service.config().stream_min_bytes_per_second,
              [this] { OnStall(); }),
       reply_(reply) {
+  service_.AddTransfer(this, watch_.Interrupter());
   const StallWatch::Guard guard = watch_.Lock();
   try {
     service_.Begin(call_);
@@ -255,6 +272,13 @@ void UploadReactor::OnStall() {
   const std::string progress =
       session_ ? "after " + std::to_string(received_) + " of " + std::to_string(total_) + " bytes"
                : "before its header";
+  if (watch_.interrupted()) {
+    Fail({grpc::StatusCode::UNAVAILABLE,
+          "the server is shutting down and stopped this upload " + progress + " when " +
+              watch_.reason() + "; nothing was kept; upload it again to another instance or " +
+              "after it restarts"});
+    return;
+  }
   Fail({grpc::StatusCode::DEADLINE_EXCEEDED, "the upload received " + watch_.reason() + " " +
                                                  progress +
                                                  "; it was cancelled and nothing was kept"});
@@ -297,6 +321,7 @@ DownloadReactor::DownloadReactor(OneModelService& service, grpc::CallbackServerC
       call_{Method::kDownloadTensor, ctx},
       watch_(StallTimeout(service), service.config().stream_min_bytes_per_second,
              [this] { OnStall(); }) {
+  service_.AddTransfer(this, watch_.Interrupter());
   const StallWatch::Guard guard = watch_.Lock();
   try {
     service_.Begin(call_);
@@ -392,9 +417,17 @@ void DownloadReactor::Write() {
 }
 
 void DownloadReactor::OnStall() {
-  Finish({grpc::StatusCode::DEADLINE_EXCEEDED,
-          "the client read " + watch_.reason() + " of the download after " + std::to_string(sent_) +
-              " of " + std::to_string(total_) + " bytes were sent; it was cancelled"});
+  const std::string progress =
+      "after " + std::to_string(sent_) + " of " + std::to_string(total_) + " bytes were sent";
+  if (watch_.interrupted()) {
+    Finish({grpc::StatusCode::UNAVAILABLE,
+            "the server is shutting down and stopped this download " + progress + " when " +
+                watch_.reason() + "; download it again after it restarts"});
+    return;
+  }
+  Finish({grpc::StatusCode::DEADLINE_EXCEEDED, "the client read " + watch_.reason() +
+                                                   " of the download " + progress +
+                                                   "; it was cancelled"});
 }
 
 void DownloadReactor::Finish(const grpc::Status& status) {

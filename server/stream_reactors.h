@@ -13,7 +13,9 @@
 // trickle). An upload reserves its announced size at its header, within
 // --max-upload-bytes-in-flight for all uploads at once. A download copies a view
 // chunk by chunk and charges its two chunks in flight to the session until gRPC is done with
-// it. WatchStats streams are capped per server and per session (--max-watches*).
+// it. When the drain time after SIGTERM runs out, a transfer still waiting on its client ends
+// UNAVAILABLE the same way, so its session can close. WatchStats streams are capped per server
+// and per session (--max-watches*).
 //
 //   return new UploadReactor(service, ctx, reply);   // gRPC deletes it when done
 #pragma once
@@ -73,6 +75,12 @@ class StallWatch {
   // Under Lock(), once on_stall ran: "nothing for 2 s (--stream-idle-timeout)" or "only 40
   // bytes in 2 s, less than --stream-min-bytes-per-second (1 KiB/s)", for messages.
   const std::string& reason() const { return state_->reason; }
+  // What stops the transfer at the drain's end (OneModelService::CancelCalls): from any thread,
+  // even once the transfer is gone, without waiting on it. on_stall then runs, with
+  // interrupted() true, as soon as the transfer waits on its client (at once if it does now).
+  std::function<void()> Interrupter() const;
+  // Under Lock(): whether on_stall ran for the Interrupter rather than for a stall.
+  bool interrupted() const { return state_->interrupted; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -86,6 +94,7 @@ class StallWatch {
     Clock::time_point counted_from;   // the current wait counts in the window from here
     Clock::duration window_waited{};  // the window's earlier waits
     int64_t window_bytes = 0;         // bytes moved in the window
+    bool interrupted = false;         // the Interrupter ran: stop at the next wait
     std::string reason;
     std::unique_ptr<grpc::Alarm> alarm;
   };
@@ -103,6 +112,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   UploadReactor(OneModelService& service, grpc::CallbackServerContext* ctx, v1::TensorInfo* reply);
   void OnReadDone(bool ok) override;
   void OnDone() override {
+    service_.RemoveTransfer(this);
     service_.Done();
     delete this;
   }
@@ -122,7 +132,7 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadTensorReque
   void Finish(const grpc::Status& status);
   // Asks gRPC for the next message and starts waiting on the client for it.
   void ReadNext();
-  // The client sent nothing for the stall timeout: fails the upload.
+  // The client sent nothing for the stall timeout, or the drain ran out: fails the upload.
   void OnStall();
 
   OneModelService& service_;
@@ -149,6 +159,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
                   const v1::DownloadTensorRequest* request);
   void OnWriteDone(bool ok) override;
   void OnDone() override {
+    service_.RemoveTransfer(this);
     service_.Done();
     delete this;
   }
@@ -161,7 +172,8 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadTensor
   // Sends message_ and starts waiting on the client to accept it.
   void Write();
   void Finish(const grpc::Status& status);
-  // The client accepted nothing for the stall timeout: fails the download.
+  // The client accepted nothing for the stall timeout, or the drain ran out: fails the
+  // download.
   void OnStall();
 
   OneModelService& service_;

@@ -1,7 +1,7 @@
 // Stopping long work: a MatMul that would run for minutes stops between blocks when its
 // client cancels or its deadline passes (an exact Conv2d or AvgPool2d on one image too), and
 // when the drain time after SIGTERM runs out (the process exits within --drain-seconds plus
-// kExitMargin); a second SIGTERM during the drain
+// kExitMargin), and so is a transfer waiting on its client; a second SIGTERM during the drain
 // ends the process cleanly with exit code 3; calls racing a SIGTERM end OK or UNAVAILABLE.
 #include <gtest/gtest.h>
 
@@ -173,6 +173,62 @@ TEST(DrainTest, ALongMatMulIsStoppedWhenTheDrainTimeRunsOut) {
   EXPECT_EQ(status.error_code(), StatusCode::UNAVAILABLE) << status.error_message();
   EXPECT_NE(status.error_message().find("drain time (--drain-seconds) ran out"), std::string::npos)
       << status.error_message();
+}
+
+// A transfer holds its session's strand while it waits on its client; one whose client neither
+// sends nor reads (but keeps the stream) is stopped when the drain runs out, like a unary call,
+// so its session closes and the process exits 0. Before, both held their sessions until the
+// daemon gave up 5 s later and exited with code 4.
+TEST(DrainTest, TransfersWaitingOnTheirClientsAreStoppedWhenTheDrainTimeRunsOut) {
+  ServerProcess server({"--drain-seconds", "1"});
+  client::Client client(server.grpc_address());
+  const auto rented = [&] { return client.Stats().pool().rented_bytes(); };
+  Session uploading = client.CreateSession();
+  uploading.Detach();                              // the server closes both sessions when it stops
+  RawUpload upload(client, uploading, {1 << 20});  // 4 MiB announced, 64 KiB sent
+  ASSERT_TRUE(upload.Send(std::string(64 << 10, '\0')));
+  ASSERT_TRUE(Eventually([&] { return rented() >= int64_t{4} << 20; }))
+      << "the server never started the upload";
+
+  Session downloading = client.CreateSession();
+  downloading.Detach();
+  RunBuilder expand;  // a 64 MiB view: more than the client's window takes unread
+  expand.Op("Expand", {downloading.Put<float>(std::vector<float>{1}, {1})},
+            {{"shape", Ints{16 << 20}}});
+  const TensorHandle wide = downloading.Run(expand).back();
+  grpc::ChannelArguments no_bdp;  // keeps the window small (stream_stall_test.cc)
+  no_bdp.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::OneModel::NewStub(
+      grpc::CreateCustomChannel(server.grpc_address(), grpc::InsecureChannelCredentials(), no_bdp));
+  grpc::ClientContext context;
+  context.AddMetadata("onemodel-session", downloading.id());
+  v1::DownloadTensorRequest request;
+  request.set_session_id(downloading.id());
+  request.set_handle(wide.id());
+  auto reader = stub->DownloadTensor(&context, request);
+  v1::DownloadTensorReply reply;
+  ASSERT_TRUE(reader->Read(&reply) && reply.has_header());
+
+  const auto start = Clock::now();
+  const ExitStatus exit = server.Stop(SIGTERM);
+  const auto took = Clock::now() - start;
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+  EXPECT_GE(took, std::chrono::seconds(1)) << "the transfers were not in flight";
+  EXPECT_LT(took, std::chrono::seconds(1) + kExitMargin);
+
+  const grpc::Status uploaded = upload.Finish();
+  EXPECT_EQ(uploaded.error_code(), StatusCode::UNAVAILABLE) << uploaded.error_message();
+  EXPECT_NE(uploaded.error_message().find("stopped this upload after 65536 of 4194304 bytes when "
+                                          "the drain time (--drain-seconds) ran out; nothing was "
+                                          "kept"),
+            std::string::npos)
+      << uploaded.error_message();
+  while (reader->Read(&reply)) {
+  }
+  // The status waits behind the chunks this client never read, so the connection usually
+  // closes before it arrives ("Socket closed"): UNAVAILABLE either way.
+  const grpc::Status downloaded = reader->Finish();
+  EXPECT_EQ(downloaded.error_code(), StatusCode::UNAVAILABLE) << downloaded.error_message();
 }
 
 TEST(DrainTest, ASecondSigtermDuringTheDrainExitsCleanlyWithCodeThree) {
