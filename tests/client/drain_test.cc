@@ -183,8 +183,9 @@ TEST(DrainTest, TransfersWaitingOnTheirClientsAreStoppedWhenTheDrainTimeRunsOut)
   ServerProcess server({"--drain-seconds", "1"});
   client::Client client(server.grpc_address());
   const auto rented = [&] { return client.Stats().pool().rented_bytes(); };
+  // Both sessions are detached: the server closes them when it stops.
   Session uploading = client.CreateSession();
-  uploading.Detach();                              // the server closes both sessions when it stops
+  uploading.Detach();
   RawUpload upload(client, uploading, {1 << 20});  // 4 MiB announced, 64 KiB sent
   ASSERT_TRUE(upload.Send(std::string(64 << 10, '\0')));
   ASSERT_TRUE(Eventually([&] { return rented() >= int64_t{4} << 20; }))
@@ -196,18 +197,8 @@ TEST(DrainTest, TransfersWaitingOnTheirClientsAreStoppedWhenTheDrainTimeRunsOut)
   expand.Op("Expand", {downloading.Put<float>(std::vector<float>{1}, {1})},
             {{"shape", Ints{16 << 20}}});
   const TensorHandle wide = downloading.Run(expand).back();
-  grpc::ChannelArguments no_bdp;  // keeps the window small (stream_stall_test.cc)
-  no_bdp.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto stub = v1::OneModel::NewStub(
-      grpc::CreateCustomChannel(server.grpc_address(), grpc::InsecureChannelCredentials(), no_bdp));
-  grpc::ClientContext context;
-  context.AddMetadata("onemodel-session", downloading.id());
-  v1::DownloadTensorRequest request;
-  request.set_session_id(downloading.id());
-  request.set_handle(wide.id());
-  auto reader = stub->DownloadTensor(&context, request);
-  v1::DownloadTensorReply reply;
-  ASSERT_TRUE(reader->Read(&reply) && reply.has_header());
+  RawDownload download(server.grpc_address(), downloading, wide);
+  ASSERT_TRUE(download.header_read());
 
   const auto start = Clock::now();
   const ExitStatus exit = server.Stop(SIGTERM);
@@ -223,11 +214,9 @@ TEST(DrainTest, TransfersWaitingOnTheirClientsAreStoppedWhenTheDrainTimeRunsOut)
                                           "kept"),
             std::string::npos)
       << uploaded.error_message();
-  while (reader->Read(&reply)) {
-  }
   // The status waits behind the chunks this client never read, so the connection usually
   // closes before it arrives ("Socket closed"): UNAVAILABLE either way.
-  const grpc::Status downloaded = reader->Finish();
+  const grpc::Status downloaded = download.Finish();
   EXPECT_EQ(downloaded.error_code(), StatusCode::UNAVAILABLE) << downloaded.error_message();
 }
 

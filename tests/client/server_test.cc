@@ -111,6 +111,29 @@ grpc::Status RawUpload::Cancel() {
   return writer_->Finish();
 }
 
+RawDownload::RawDownload(const std::string& address, const client::Session& session,
+                         const client::TensorHandle& handle) {
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  stub_ = v1::OneModel::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
+  context_.AddMetadata("onemodel-session", session.id());
+  v1::DownloadTensorRequest request;
+  request.set_session_id(session.id());
+  request.set_handle(handle.id());
+  reader_ = stub_->DownloadTensor(&context_, request);
+  v1::DownloadTensorReply reply;
+  header_read_ = reader_->Read(&reply) && reply.has_header();
+}
+
+grpc::Status RawDownload::Finish(int64_t* received) {
+  v1::DownloadTensorReply reply;
+  while (reader_->Read(&reply)) {
+    if (received) *received += static_cast<int64_t>(reply.data().size());
+  }
+  return reader_->Finish();
+}
+
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo, float hi) {
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(lo, hi);

@@ -94,6 +94,28 @@ class RawUpload {
   bool header_sent_ = false;
 };
 
+// A DownloadTensor of `handle` in `session` that the test reads at will, on a channel of its
+// own without BDP probing: its flow-control window stays small, so the server's writes stall
+// once the test stops reading. `header_read` says whether the header arrived.
+class RawDownload {
+ public:
+  RawDownload(const std::string& address, const client::Session& session,
+              const client::TensorHandle& handle);
+  RawDownload(const RawDownload&) = delete;
+  RawDownload& operator=(const RawDownload&) = delete;
+
+  bool header_read() const { return header_read_; }
+  // Reads whatever is left, adds its data bytes to `*received` when given, and returns the
+  // stream's status.
+  grpc::Status Finish(int64_t* received = nullptr);
+
+ private:
+  std::unique_ptr<v1::OneModel::Stub> stub_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<v1::DownloadTensorReply>> reader_;
+  bool header_read_ = false;
+};
+
 // `count` floats drawn uniformly from [lo, hi) by a generator seeded with `seed`.
 std::vector<float> RandomFloats(size_t count, uint32_t seed, float lo = -2.0f, float hi = 2.0f);
 

@@ -103,21 +103,8 @@ TEST_F(StreamStallTest, AStalledDownloadIsCancelledAndLetsTheSessionGo) {
   const TensorHandle wide = session.Run(expand).back();
   const int64_t rented = RentedBytes(session, x);
 
-  // A channel of its own, without BDP probing: its flow-control window stays small, so the
-  // server's writes stall once the client stops reading.
-  grpc::ChannelArguments arguments;
-  arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  auto stub = v1::OneModel::NewStub(grpc::CreateCustomChannel(
-      server().grpc_address(), grpc::InsecureChannelCredentials(), arguments));
-  grpc::ClientContext context;
-  context.AddMetadata("onemodel-session", session.id());
-  v1::DownloadTensorRequest request;
-  request.set_session_id(session.id());
-  request.set_handle(wide.id());
-  auto reader = stub->DownloadTensor(&context, request);
-  v1::DownloadTensorReply reply;
-  ASSERT_TRUE(reader->Read(&reply));
-  ASSERT_TRUE(reply.has_header());
+  RawDownload download(server().grpc_address(), session, wide);
+  ASSERT_TRUE(download.header_read());
   const auto stalled = Clock::now();  // from here the client reads nothing
 
   ASSERT_NO_FATAL_FAILURE(
@@ -125,8 +112,7 @@ TEST_F(StreamStallTest, AStalledDownloadIsCancelledAndLetsTheSessionGo) {
   EXPECT_EQ(RentedBytes(), rented) << "the temporary copy went back";
 
   int64_t received = 0;  // what was already on its way, then the reason
-  while (reader->Read(&reply)) received += static_cast<int64_t>(reply.data().size());
-  const grpc::Status status = reader->Finish();
+  const grpc::Status status = download.Finish(&received);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
   EXPECT_THAT(status.error_message(),
               HasSubstr("the client read nothing for 2 s (--stream-idle-timeout) of the download"));
