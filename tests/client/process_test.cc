@@ -132,7 +132,7 @@ TEST(ProcessTest, ResidentMemoryFallsBackOnceQuietAfterABurst) {
   ServerProcess server({"--pool-max-idle-bytes", "0", "--metrics-listen", "off"});
   const int64_t base = ResidentBytes(server.pid());
   const std::vector<float> values(15 * kMiB, 1.0f);  // 60 MiB: one PutTensor, one GetTensor
-  std::atomic<int64_t> peak{base};
+  int64_t peak = base;
   std::atomic<int> running{kClients};
   std::vector<std::thread> threads;
   for (int c = 0; c < kClients; ++c) {
@@ -146,7 +146,7 @@ TEST(ProcessTest, ResidentMemoryFallsBackOnceQuietAfterABurst) {
     });
   }
   while (running > 0) {  // a trim may come during the burst, while a long call runs alone
-    peak = std::max(peak.load(), ResidentBytes(server.pid()));
+    peak = std::max(peak, ResidentBytes(server.pid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   for (std::thread& t : threads) t.join();

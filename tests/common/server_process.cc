@@ -50,12 +50,19 @@ pid_t Spawn(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int64_t ResidentBytes(pid_t pid) {
+int64_t ProcStatusNumber(pid_t pid, std::string_view name) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;
+    if (line.starts_with(name) && line.size() > name.size() && line[name.size()] == ':') {
+      return std::stoll(line.substr(name.size() + 1));
+    }
   }
   return -1;
+}
+
+int64_t ResidentBytes(pid_t pid) {
+  const int64_t kib = ProcStatusNumber(pid, "VmRSS");
+  return kib < 0 ? -1 : kib * 1024;
 }
 
 std::string ExitStatus::Describe() const {

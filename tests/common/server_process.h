@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace onemodel::testing {
@@ -31,6 +32,9 @@ struct ExitStatus {
   std::string Describe() const;
 };
 
+// The number that starts the `name` line of /proc/<pid>/status ("Threads", or "VmRSS" in
+// KiB), -1 when there is no such line.
+int64_t ProcStatusNumber(pid_t pid, std::string_view name);
 // The resident memory of process `pid` in bytes (VmRSS), -1 when /proc does not say.
 int64_t ResidentBytes(pid_t pid);
 

@@ -4,7 +4,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,15 +16,6 @@ namespace onemodel::testing {
 namespace {
 
 using grpc::StatusCode;
-
-// The number of threads of process `pid`.
-int Threads(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
-  }
-  return -1;
-}
 
 // 16 MiB of zeros compress to a few KiB: before, gRPC inflated such a message and only then
 // found it above --max-message-bytes (a 1 MB body became 1 GiB of memory and 7 s of CPU).
@@ -66,7 +57,7 @@ TEST(SyncThreadsTest, ReflectionStreamsCannotMultiplyTheServersThreads) {
   ServerProcess server({"--metrics-listen", "off"});
   client::Client client(server.grpc_address());
   EXPECT_EQ(client.Ping(), server.instance_id());
-  const int before = Threads(server.pid());
+  const int64_t before = ProcStatusNumber(server.pid(), "Threads");
   constexpr int kStreams = 200;
   grpc::GenericStub generic(client.channel());
   grpc::CompletionQueue queue;
@@ -82,10 +73,10 @@ TEST(SyncThreadsTest, ReflectionStreamsCannotMultiplyTheServersThreads) {
   void* tag = nullptr;
   bool ok = false;
   for (int i = 0; i < kStreams; ++i) ASSERT_TRUE(queue.Next(&tag, &ok));
-  int most = before;
+  int64_t most = before;
   for (int i = 0; i < 20; ++i) {  // a second for the server to take them all
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    most = std::max(most, Threads(server.pid()));
+    most = std::max(most, ProcStatusNumber(server.pid(), "Threads"));
   }
   EXPECT_LE(most, before + 24) << before << " threads before " << kStreams
                                << " open reflection streams, " << most << " with them";
