@@ -80,14 +80,22 @@ std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::strin
   return header.empty() ? field : std::string(header);
 }
 
-bool BearerTokenMatches(std::string_view authorization, const std::string& token) {
+bool BearerTokenMatches(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                        const std::string& token) {
+  if (token.empty()) return true;
   constexpr std::string_view kBearer = "Bearer ";
-  return token.empty() || (authorization.substr(0, kBearer.size()) == kBearer &&
-                           ConstantTimeEquals(authorization.substr(kBearer.size()), token));
+  const auto [first, last] = metadata.equal_range("authorization");
+  bool matches = first != last;
+  for (auto it = first; it != last; ++it) {
+    const std::string_view sent(it->second.data(), it->second.size());
+    matches &= sent.substr(0, kBearer.size()) == kBearer &&
+               ConstantTimeEquals(sent.substr(kBearer.size()), token);
+  }
+  return matches;
 }
 
 void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token) {
-  if (!BearerTokenMatches(Metadata(ctx, "authorization"), token)) {
+  if (!BearerTokenMatches(ctx.client_metadata(), token)) {
     throw RpcError(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
   }
 }

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,14 +37,15 @@ std::string SessionIdOf(const grpc::CallbackServerContext& ctx, const std::strin
 
 // The message of a call refused for its bearer token.
 inline constexpr char kTokenRefusal[] =
-    "missing or wrong bearer token: send the metadata 'authorization: Bearer <token>' with the "
-    "token the server was given (--auth-token-file)";
+    "missing or wrong bearer token: send the metadata 'authorization: Bearer <token>' once, "
+    "with the token the server was given (--auth-token-file)";
 
-// True when `token` is empty or `authorization` is "Bearer <token>" (compared in constant time).
-bool BearerTokenMatches(std::string_view authorization, const std::string& token);
+// True when `token` is empty, or `metadata` holds "authorization: Bearer <token>" and no other
+// authorization value (compared in constant time): no copy of the header silently wins.
+bool BearerTokenMatches(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                        const std::string& token);
 
-// Throws RpcError UNAUTHENTICATED unless `token` is empty or the call sends
-// "authorization: Bearer <token>" (compared in constant time).
+// Throws RpcError UNAUTHENTICATED unless BearerTokenMatches(the call's metadata, `token`).
 void CheckAuth(const grpc::CallbackServerContext& ctx, const std::string& token);
 
 // Throws RpcError (saying `where`) once the call is over: UNAVAILABLE when the drain stopped

@@ -48,13 +48,7 @@ class TokenProcessor final : public grpc::AuthMetadataProcessor {
                        OutputMetadata*) override {
     const auto path = metadata.find(":path");
     if (path == metadata.end() || !path->second.starts_with(kServicePath)) return grpc::Status::OK;
-    const auto sent = metadata.find("authorization");
-    if (BearerTokenMatches(sent == metadata.end()
-                               ? std::string_view()
-                               : std::string_view(sent->second.data(), sent->second.size()),
-                           token_)) {
-      return grpc::Status::OK;
-    }
+    if (BearerTokenMatches(metadata, token_)) return grpc::Status::OK;
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kTokenRefusal);
   }
 

@@ -130,6 +130,35 @@ TEST_F(TokenTest, TheTokenWithoutTheBearerSchemeIsRefused) {
   }
 }
 
+// Sends Ping with one "authorization" entry per element of `headers` through `channel`.
+grpc::Status PingWithAuthorizations(const std::shared_ptr<grpc::Channel>& channel,
+                                    const std::vector<std::string>& headers) {
+  auto stub = v1::OneModel::NewStub(channel);
+  grpc::ClientContext context;
+  for (const std::string& header : headers) context.AddMetadata("authorization", header);
+  v1::PingReply reply;
+  return stub->Ping(&context, v1::PingRequest(), &reply);
+}
+
+// Every copy of a repeated header must carry the token, whichever comes first; copies of the
+// right one are served. `channel` reaches a server started with TokenFlags().
+void ExpectRepeatedAuthorizationsEachChecked(const std::shared_ptr<grpc::Channel>& channel) {
+  const std::string right = "Bearer " + std::string(kToken);
+  const std::string wrong = "Bearer wrong-token-0123456789";
+  for (const auto& headers :
+       {std::vector{right, wrong}, std::vector{wrong, right}, std::vector{right, std::string()}}) {
+    SCOPED_TRACE(headers[0] + " | " + headers[1]);
+    const grpc::Status status = PingWithAuthorizations(channel, headers);
+    EXPECT_EQ(status.error_code(), StatusCode::UNAUTHENTICATED);
+    EXPECT_THAT(status.error_message(), Not(HasSubstr(kToken)));
+  }
+  EXPECT_TRUE(PingWithAuthorizations(channel, {right, right}).ok());
+}
+
+TEST_F(TokenTest, EveryCopyOfARepeatedAuthorizationHeaderMustCarryTheToken) {
+  ExpectRepeatedAuthorizationsEachChecked(owner_->channel());
+}
+
 TEST_F(TokenTest, TheRightTokenIsServed) {
   EXPECT_EQ(owner_->Ping(), server_->instance_id());
   client::Session session = owner_->CreateSession();
@@ -162,6 +191,7 @@ TEST(TokenOverTlsTest, TlsAndATokenTogetherNeedBoth) {
     EXPECT_EQ(session.Get<float>(session.Put<float>(std::vector<float>{4}, {1})),
               (std::vector<float>{4}));
     EXPECT_EQ(both.Health(), grpc::health::v1::HealthCheckResponse::SERVING);
+    ExpectRepeatedAuthorizationsEachChecked(both.channel());
   }
   EXPECT_TRUE(server.Stop().ok());
 }
