@@ -105,6 +105,9 @@ Server::Server(const ServerConfig& config, std::vector<grpc::Service*> extra_ser
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
+  // Without this gRPC binds with SO_REUSEPORT: a second server would start on a busy port and
+  // the kernel would split new connections between the two.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(config_.listen, Credentials(config_, token), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(config_.max_message_bytes));

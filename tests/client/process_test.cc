@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client/lib/client.h"
+#include "tests/client/command.h"
 #include "tests/client/server_test.h"
 #include "tests/common/heap_bytes.h"
 
@@ -160,6 +161,19 @@ TEST(ProcessTest, ResidentMemoryFallsBackOnceQuietAfterABurst) {
       << "RSS " << (base >> 20) << " MiB before the burst, " << (peak >> 20) << " MiB at its peak, "
       << (quiet >> 20) << " MiB once quiet";
   EXPECT_TRUE(server.Stop().ok());
+}
+
+// gRPC would share a busy port (SO_REUSEPORT) and the kernel would split new connections
+// between the two servers, so a session made on one would be NOT_FOUND on the other.
+TEST(ProcessTest, AGrpcPortInUseStopsTheStartWithExitCodeOne) {
+  ServerProcess first({"--metrics-listen", "off"});
+  const CommandResult second = RunCommand({"/usr/bin/timeout", "10", ONEMODELD_PATH, "--listen",
+                                           first.grpc_address(), "--metrics-listen", "off"});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find("cannot listen on '" + first.grpc_address() + "'"), std::string::npos)
+      << second.err;
+  EXPECT_EQ(client::Client(first.grpc_address()).Ping(), first.instance_id());
+  EXPECT_TRUE(first.Stop().ok());
 }
 
 TEST(ProcessTest, UsageErrorsExitWithCodeTwo) {
