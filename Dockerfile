@@ -33,8 +33,11 @@ RUN groupadd --system --gid 10001 onemodel \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin onemodel
 COPY --from=build /src/build/release/server/onemodeld /src/build/release/client/onemodel /usr/local/bin/
 USER 10001:10001
+# The metrics port is reachable from the network here: /metrics serves Prometheus, and the
+# status page (session statistics for whoever reaches the port) stays off unless asked for.
 ENV ONEMODEL_LISTEN=0.0.0.0:50051 \
     ONEMODEL_METRICS_LISTEN=0.0.0.0:9464 \
+    ONEMODEL_STATUS_PAGE=off \
     ONEMODEL_DRAIN_SECONDS=30 \
     ONEMODEL_LOG_FORMAT=json
 EXPOSE 50051 9464

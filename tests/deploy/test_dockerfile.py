@@ -111,6 +111,7 @@ def test_it_listens_on_all_interfaces_on_the_ports_it_exposes(stages):
     env = env_of(runtime)
     assert env['ONEMODEL_LISTEN'] == '0.0.0.0:50051'
     assert env['ONEMODEL_METRICS_LISTEN'] == '0.0.0.0:9464'
+    assert env['ONEMODEL_STATUS_PAGE'] == 'off', 'the status page would be open to the network'
     assert set(env) <= onemodeld_env_names(), 'ENV names a variable onemodeld does not read'
     exposed = {int(p) for e in args_of(runtime, 'EXPOSE') for p in e.split()}
     assert exposed == {50051, 9464}
