@@ -12,6 +12,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "proto/bearer_token.h"
+
 namespace onemodel::server {
 namespace {
 
@@ -79,13 +81,17 @@ std::string ReadSecurityFile(const std::string& flag, const std::string& path) {
 
 std::string ReadAuthToken(const std::string& path) {
   if (path.empty()) return {};
-  const std::string text = ReadSecurityFile("--auth-token-file", path);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) {
+  std::string token;
+  try {
+    token = TokenInFile(ReadSecurityFile("--auth-token-file", path));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("the " + Named("--auth-token-file", path) + " " + e.what());
+  }
+  if (token.empty()) {
     throw std::runtime_error("the " + Named("--auth-token-file", path) +
                              " is empty; put the token in it");
   }
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+  return token;
 }
 
 std::string CheckSecurityFiles(const ServerConfig& c) {

@@ -18,8 +18,9 @@ namespace onemodel::server {
 // file holds a token. Otherwise the first problem, naming its flag and file.
 std::string CheckSecurityFiles(const ServerConfig& config);
 
-// The token in the --auth-token-file `path`, surrounding whitespace removed; empty when `path`
-// is empty. Throws std::runtime_error naming the flag and file when it is unreadable or empty.
+// The token in the --auth-token-file `path` (TokenInFile's rule, proto/bearer_token.h); empty
+// when `path` is empty. Throws std::runtime_error naming the flag and file when it is
+// unreadable, empty or not one line.
 std::string ReadAuthToken(const std::string& path);
 
 // The whole of `path`; throws std::runtime_error naming `flag` and the file when unreadable.

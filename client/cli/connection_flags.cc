@@ -2,35 +2,39 @@
 
 #include <grpcpp/security/credentials.h>
 
-#include <cctype>
 #include <fstream>
-#include <sstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "proto/bearer_token.h"
 
 namespace onemodel::cli {
 namespace {
 
-// The whole of `path`; throws naming `what` the file was for when it cannot be read.
+// The whole of `path` (an empty file reads as empty); throws naming `what` the file was for
+// when it cannot be read.
 std::string ReadFile(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) {
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  if (!in.is_open() || in.bad()) {
     throw client::Error(grpc::StatusCode::INVALID_ARGUMENT,
                         "cannot read the " + what + " file '" + path + "'");
   }
-  return text.str();
+  return text;
 }
 
-// The first line of the token file, without trailing whitespace; throws when it is empty.
+// The token in the token file, by the server's rule (TokenInFile); throws when there is none.
 std::string ReadToken(const std::string& path) {
-  std::istringstream text(ReadFile(path, "--token-file"));
   std::string token;
-  std::getline(text, token);
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
-    token.pop_back();
+  try {
+    token = TokenInFile(ReadFile(path, "--token-file"));
+  } catch (const std::invalid_argument& e) {
+    throw client::Error(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the --token-file '" + path + "' " + e.what());
   }
   if (token.empty()) {
     throw client::Error(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the --token-file '" + path + "' holds no token on its first line");
+                        "the --token-file '" + path + "' is empty; put the server's token in it");
   }
   return token;
 }
@@ -78,6 +82,25 @@ client::ClientOptions ClientOptionsFrom(const ConnectionFlags& flags) {
 
 client::Client Connect(const ConnectionFlags& flags) {
   return client::Client(flags.server, ClientOptionsFrom(flags));
+}
+
+std::string ConnectionAdvice(const std::exception& error, const ConnectionFlags& flags) {
+  const auto* rpc = dynamic_cast<const client::Error*>(&error);
+  if (rpc && rpc->code() == grpc::StatusCode::UNAUTHENTICATED) {
+    return flags.token_file.empty()
+               ? "\nhint: the server wants its token: pass --token-file FILE (or set "
+                 "ONEMODEL_TOKEN_FILE) naming a file that holds what its --auth-token-file holds"
+               : "\nhint: the token in '" + flags.token_file +
+                     "' is not the server's: use the file its --auth-token-file names";
+  }
+  // The server's own UNAVAILABLE says it is shutting down; any other came from connecting.
+  if (rpc && rpc->code() == grpc::StatusCode::UNAVAILABLE &&
+      !rpc->message().starts_with("the server is shutting down")) {
+    return "\nhint: could not reach onemodeld at '" + flags.server +
+           "': is it running there, and with TLS exactly when --tls is given? Start it with "
+           "scripts/start, or pass --server host:port (no scheme; or set ONEMODEL_SERVER)";
+  }
+  return {};
 }
 
 }  // namespace onemodel::cli

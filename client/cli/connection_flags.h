@@ -33,5 +33,9 @@ void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags);
 client::ClientOptions ClientOptionsFrom(const ConnectionFlags& flags);
 // A client of the server the flags name.
 client::Client Connect(const ConnectionFlags& flags);
+// What to try when `error` came from reaching the server the flags name, as a line starting
+// with "\nhint: ": a connection that failed (is the server there?) or a missing or refused
+// token (which flag sends it). Empty for every other error.
+std::string ConnectionAdvice(const std::exception& error, const ConnectionFlags& flags);
 
 }  // namespace onemodel::cli

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     std::cerr << "onemodel: " << e.what() << "\nRun with --help for more information.\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "onemodel: " << e.what() << "\n";
+    std::cerr << "onemodel: " << e.what() << ConnectionAdvice(e, global.connection) << "\n";
     return kExitFailure;
   }
   return global.exit_code;

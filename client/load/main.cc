@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
     result = RunLoad(client, options, on_progress);
   } catch (const std::exception& e) {
     if (progress) std::fputc('\n', stderr);
-    std::cerr << "onemodel-load: " << e.what() << "\n";
+    std::cerr << "onemodel-load: " << e.what()
+              << onemodel::cli::ConnectionAdvice(e, options.connection) << "\n";
     return 3;
   }
   if (progress) std::fputc('\n', stderr);

@@ -16,6 +16,13 @@ struct CommandResult {
   std::string err;
 };
 
+// `a` followed by `b` (arguments and flags put together).
+inline std::vector<std::string> Join(std::vector<std::string> a,
+                                     const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // Runs `args` (args[0] is the program's path) with `env` ("NAME=value") added to this
 // process's environment.
 CommandResult RunCommand(const std::vector<std::string>& args,

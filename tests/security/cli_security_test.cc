@@ -23,6 +23,9 @@ class CliSecurityTest : public ::testing::Test {
   static void SetUpTestSuite() {
     std::ofstream(pki().Path("cli-token")) << kToken << "\n";
     std::ofstream(pki().Path("cli-wrong-token")) << "not-the-token\n";
+    std::ofstream(pki().Path("cli-spaced-token")) << " \t" << kToken << " \r\n\n";
+    std::ofstream(pki().Path("cli-empty-token"));
+    std::ofstream(pki().Path("cli-two-line-token")) << kToken << "\nsecond line\n";
     std::vector<std::string> flags = pki().ServerFlags(/*mutual=*/true);
     flags.insert(flags.end(), {"--auth-token-file", pki().Path("cli-token")});
     server_ = new ServerProcess(flags);
@@ -43,27 +46,20 @@ class CliSecurityTest : public ::testing::Test {
     return {"--tls-ca",  pki().Path("ca.pem"),     "--tls-cert",   pki().Path("client.pem"),
             "--tls-key", pki().Path("client.key"), "--token-file", pki().Path(token_file)};
   }
-  // `flags` followed by `command`.
-  static std::vector<std::string> With(std::vector<std::string> flags,
-                                       const std::vector<std::string>& command) {
-    flags.insert(flags.end(), command.begin(), command.end());
-    return flags;
-  }
-
   static ServerProcess* server_;
 };
 
 ServerProcess* CliSecurityTest::server_ = nullptr;
 
 TEST_F(CliSecurityTest, HealthAndSessionCreateWorkWithEveryFlag) {
-  const CommandResult health = Cli(With(Trusted(), {"health"}));
+  const CommandResult health = Cli(Join(Trusted(), {"health"}));
   EXPECT_EQ(health.exit_code, 0) << health.err;
   EXPECT_EQ(health.out, "SERVING\n");
-  const CommandResult created = Cli(With(Trusted(), {"session", "create"}));
+  const CommandResult created = Cli(Join(Trusted(), {"session", "create"}));
   ASSERT_EQ(created.exit_code, 0) << created.err;
   const std::string id = created.out.substr(0, created.out.find('\n'));
   EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{32}"))) << id;
-  const CommandResult closed = Cli(With(Trusted(), {"session", "close", id}));
+  const CommandResult closed = Cli(Join(Trusted(), {"session", "close", id}));
   EXPECT_EQ(closed.exit_code, 0) << closed.err;
 }
 
@@ -81,16 +77,43 @@ TEST_F(CliSecurityTest, AMissingOrWrongTokenIsUnauthenticatedWithoutEchoingIt) {
   const std::vector<std::string> tls = {"--tls-ca",   pki().Path("ca.pem"),
                                         "--tls-cert", pki().Path("client.pem"),
                                         "--tls-key",  pki().Path("client.key")};
-  const CommandResult anonymous = Cli(With(tls, {"session", "create"}));
+  const CommandResult anonymous = Cli(Join(tls, {"session", "create"}));
   EXPECT_EQ(anonymous.exit_code, 1);
   EXPECT_THAT(anonymous.err, HasSubstr("UNAUTHENTICATED"));
-  const CommandResult wrong = Cli(With(Trusted("cli-wrong-token"), {"session", "create"}));
+  const CommandResult wrong = Cli(Join(Trusted("cli-wrong-token"), {"session", "create"}));
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_THAT(wrong.err, HasSubstr("UNAUTHENTICATED"));
   EXPECT_THAT(wrong.err, Not(HasSubstr("not-the-token")));
   EXPECT_THAT(wrong.err, Not(HasSubstr(kToken)));
   // Health checks need no token.
-  EXPECT_EQ(Cli(With(tls, {"health"})).exit_code, 0);
+  EXPECT_EQ(Cli(Join(tls, {"health"})).exit_code, 0);
+}
+
+// The server's rule (TokenInFile): surrounding whitespace is not the token, an empty file or
+// one of two lines is refused naming the file.
+TEST_F(CliSecurityTest, ATokenFileIsReadAsTheServerReadsIt) {
+  const CommandResult spaced = Cli(Join(Trusted("cli-spaced-token"), {"session", "create"}));
+  EXPECT_EQ(spaced.exit_code, 0) << spaced.err;
+  const CommandResult empty = Cli(Join(Trusted("cli-empty-token"), {"session", "create"}));
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_THAT(empty.err, HasSubstr("--token-file '" + pki().Path("cli-empty-token") +
+                                   "' is empty; put the server's token in it"));
+  const CommandResult two = Cli(Join(Trusted("cli-two-line-token"), {"session", "create"}));
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_THAT(two.err, HasSubstr("holds more than one line"));
+  EXPECT_THAT(two.err, Not(HasSubstr(kToken)));
+}
+
+TEST_F(CliSecurityTest, ARefusedTokenGetsAHintNamingTheFlag) {
+  const std::vector<std::string> tls = {"--tls-ca",   pki().Path("ca.pem"),
+                                        "--tls-cert", pki().Path("client.pem"),
+                                        "--tls-key",  pki().Path("client.key")};
+  EXPECT_THAT(Cli(Join(tls, {"session", "create"})).err,
+              HasSubstr("hint: the server wants its token: pass --token-file FILE (or set "
+                        "ONEMODEL_TOKEN_FILE)"));
+  EXPECT_THAT(
+      Cli(Join(Trusted("cli-wrong-token"), {"session", "create"})).err,
+      HasSubstr("hint: the token in '" + pki().Path("cli-wrong-token") + "' is not the server's"));
 }
 
 TEST_F(CliSecurityTest, WithoutTheClientCertificateTheConnectionIsRefused) {
@@ -105,6 +128,8 @@ TEST_F(CliSecurityTest, WithoutTlsTheConnectionIsRefused) {
       Cli({"--token-file", pki().Path("cli-token"), "health", "--timeout-ms", "2000"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(result.err,
+              HasSubstr("hint: could not reach onemodeld at '" + server_->grpc_address() + "'"));
 }
 
 }  // namespace

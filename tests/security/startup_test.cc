@@ -30,6 +30,7 @@ class StartupTest : public ::testing::TestWithParam<BadStart> {
     std::ofstream(pki.Path("garbage.pem")) << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n"
                                               "-----END CERTIFICATE-----\n";
     std::ofstream(pki.Path("empty-token")) << " \n\t\n";
+    std::ofstream(pki.Path("two-line-token")) << "first\nsecond\n";
     std::filesystem::create_directories(pki.Path("a-directory"));
   }
 
@@ -90,6 +91,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadStart{"EmptyTokenFile",
                  {"--auth-token-file", "@empty-token"},
                  {"--auth-token-file", "@empty-token", "empty"}},
+        BadStart{"TwoLineTokenFile",
+                 {"--auth-token-file", "@two-line-token"},
+                 {"--auth-token-file", "@two-line-token", "holds more than one line"}},
         BadStart{"DirectoryAsTokenFile",
                  {"--auth-token-file", "@a-directory"},
                  {"--auth-token-file", "@a-directory"}}),

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/client/command.h"
 #include "tests/client/server_test.h"
 #include "tests/security/certificates.h"
 
@@ -23,12 +24,6 @@ std::vector<std::string> TokenFlags() {
   const std::string path = TestCertificates::Shared().Path("token");
   std::ofstream(path) << kToken << "\n";
   return {"--auth-token-file", path};
-}
-
-// `a` followed by `b`.
-std::vector<std::string> Join(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // Success when `call` fails UNAUTHENTICATED without quoting kToken or `sent`.
