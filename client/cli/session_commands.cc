@@ -1,4 +1,4 @@
-// session create, session close, session reset-arena.
+// session create, session close.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -40,33 +40,13 @@ void AddClose(CLI::App& session, GlobalOptions& global) {
   });
 }
 
-void AddResetArena(CLI::App& session, GlobalOptions& global) {
-  auto id = std::make_shared<std::string>();
-  auto options = std::make_shared<client::ResetArenaOptions>();
-  CLI::App* reset = session.add_subcommand(
-      "reset-arena", "make every arena tensor of a session stale, optionally trimming its chunks");
-  reset->add_option("id", *id, "session id")->required();
-  reset->add_flag("--trim", options->trim, "also give the arena's chunks back to the pool");
-  reset
-      ->add_option("--keep-bytes", options->keep_bytes,
-                   "with --trim, chunk bytes to keep (suffixes: KiB, MiB)")
-      ->transform(CLI::AsSizeValue(false));
-  reset->callback([&global, id, options] {
-    client::Client client = Connect(global.connection);
-    const v1::ResetArenaReply reply = client.AttachSession(*id).ResetArena(*options);
-    std::cout << "stale_handles=" << reply.stale_handles() << " chunks=" << reply.arena().chunks()
-              << " reserved_bytes=" << reply.arena().reserved_bytes() << "\n";
-  });
-}
-
 }  // namespace
 
 void AddSessionCommands(CLI::App& app, GlobalOptions& global) {
-  CLI::App* session = app.add_subcommand("session", "create, close or reset sessions");
+  CLI::App* session = app.add_subcommand("session", "create or close sessions");
   session->require_subcommand(1);
   AddCreate(*session, global);
   AddClose(*session, global);
-  AddResetArena(*session, global);
 }
 
 }  // namespace onemodel::cli

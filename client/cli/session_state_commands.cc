@@ -67,18 +67,27 @@ void AddRelease(CLI::App& app, GlobalOptions& global) {
   release->callback([&global, options] {
     std::vector<client::TensorHandle> handles(options->handles.begin(), options->handles.end());
     client::Client client = Connect(global.connection);
-    std::cout << "released=" << client.AttachSession(options->session).Release(handles) << "\n";
+    const int64_t released = client.AttachSession(options->session).Release(handles);
+    std::cout << "released=" << released << "\n";  // after the call: nothing on a failure
   });
 }
 
 void AddResetArena(CLI::App& app, GlobalOptions& global) {
   auto session_id = std::make_shared<std::string>();
+  auto options = std::make_shared<client::ResetArenaOptions>();
   CLI::App* reset = app.add_subcommand(
       "reset-arena", "reclaim a session's arena (its arena handles become stale)");
   reset->add_option("--session", *session_id, "the session")->required();
-  reset->callback([&global, session_id] {
+  CLI::Option* trim =
+      reset->add_flag("--trim", options->trim, "also give the arena's chunks back to the pool");
+  reset
+      ->add_option("--keep-bytes", options->keep_bytes,
+                   "with --trim, chunk bytes to keep (suffixes: KiB, MiB)")
+      ->transform(CLI::AsSizeValue(false))
+      ->needs(trim);
+  reset->callback([&global, session_id, options] {
     client::Client client = Connect(global.connection);
-    const v1::ResetArenaReply reply = client.AttachSession(*session_id).ResetArena();
+    const v1::ResetArenaReply reply = client.AttachSession(*session_id).ResetArena(*options);
     std::cout << "stale_handles=" << reply.stale_handles()
               << " arena_chunks=" << reply.arena().chunks()
               << " arena_reserved_bytes=" << reply.arena().reserved_bytes() << "\n";

@@ -55,9 +55,7 @@ void AddPut(CLI::App& app, GlobalOptions& global) {
   auto options = std::make_shared<Options>();
   CLI::App* put =
       app.add_subcommand("put", "upload a tensor from a .npy or .pb file; print its handle");
-  put->add_option("file", options->file, "tensor file (.npy or .pb)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  put->add_option("file", options->file, "tensor file (.npy or .pb)")->required();
   AddSessionChoice(*put, options->session);
   put->add_flag("--requires-grad", options->put.requires_grad, "record operations on it");
   AddPlacement(*put, options->put.placement);
@@ -87,7 +85,8 @@ void AddRun(CLI::App& app, GlobalOptions& global) {
     std::string out;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* run = app.add_subcommand("run", "run one operation; print the output's handle");
+  CLI::App* run = app.add_subcommand(
+      "run", "run one operation; print the output's handle (unless only -o keeps it)");
   run->add_option("op", options->op, "operation (Add, MatMul, Softmax, ...)")->required();
   run->add_option("--input,-i", options->inputs, "a handle or a .npy/.pb file, once per input");
   run->add_option("--attr,-a", options->attributes, "name=value (axis=1, axes=[0,2], scale=0.5)");
@@ -118,7 +117,8 @@ void AddRun(CLI::App& app, GlobalOptions& global) {
     client::Client client = Connect(global.connection);
     client::Session session = OpenSession(client, options->session.id, options->session.keep);
     const client::TensorHandle output = session.Run(run.NoGrad(options->no_grad)).back();
-    std::cout << output.id() << "\n";
+    // A throwaway session (-o alone) closes with the command: its handle would name nothing.
+    if (!options->session.id.empty() || options->session.keep) std::cout << output.id() << "\n";
     if (options->out.empty()) return;
     WriteTensorFile(options->out, session.Get(output, TransferProgress("get " + output.id(),
                                                                        ProgressEnabled(global))));

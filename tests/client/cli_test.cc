@@ -62,6 +62,8 @@ TEST_F(CliTest, HealthOfAnUnreachableServerExitsOne) {
       RunCommand({ONEMODEL_CLI_PATH, "health", "--server", "127.0.0.1:1", "--timeout-ms", "2000"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(result.err, HasSubstr("hint: could not reach onemodeld at '127.0.0.1:1': is it "
+                                    "running there"));
 }
 
 TEST_F(CliTest, ServerComesFromTheEnvironment) {
@@ -80,7 +82,7 @@ TEST_F(CliTest, SessionCreateAndClose) {
   EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
 }
 
-TEST_F(CliTest, SessionResetArenaTrims) {
+TEST_F(CliTest, ResetArenaTrims) {
   client::Session session = NewSession();
   const client::TensorHandle one = session.Put<float>(std::vector<float>{1}, {1});
   client::RunBuilder run;  // two results of almost 1 MiB: two arena chunks
@@ -88,12 +90,15 @@ TEST_F(CliTest, SessionResetArenaTrims) {
   run.Op("Neg", {wide});
   run.Op("Neg", {wide});
   session.Run(run);
-  EXPECT_THAT(CliLine({"session", "reset-arena", session.id()}),
-              StartsWith("stale_handles=3 chunks=2 "));
-  EXPECT_EQ(CliLine({"session", "reset-arena", session.id(), "--trim", "--keep-bytes", "1MiB"}),
-            "stale_handles=0 chunks=1 reserved_bytes=1048576");
-  EXPECT_EQ(CliLine({"session", "reset-arena", session.id(), "--trim"}),
-            "stale_handles=0 chunks=0 reserved_bytes=0");
+  const std::vector<std::string> reset = {"reset-arena", "--session", session.id()};
+  EXPECT_THAT(CliLine(reset), StartsWith("stale_handles=3 arena_chunks=2 "));
+  const CommandResult keep_alone = Cli(Join(reset, {"--keep-bytes", "1MiB"}));
+  EXPECT_EQ(keep_alone.exit_code, 2) << "--keep-bytes without --trim would do nothing";
+  EXPECT_THAT(keep_alone.err, HasSubstr("--trim"));
+  EXPECT_EQ(CliLine(Join(reset, {"--trim", "--keep-bytes", "1MiB"})),
+            "stale_handles=0 arena_chunks=1 arena_reserved_bytes=1048576");
+  EXPECT_EQ(CliLine(Join(reset, {"--trim"})),
+            "stale_handles=0 arena_chunks=0 arena_reserved_bytes=0");
 }
 
 TEST_F(CliTest, PutRunGetRoundTripThroughNpy) {
@@ -158,6 +163,7 @@ TEST_F(CliTest, PutOrRunWithoutASessionIsAUsageError) {
   // run -o keeps the output itself, so a throwaway session is fine there.
   const CommandResult saved = Cli({"run", "Neg", "-i", x_file, "-o", Path("y.npy")});
   EXPECT_EQ(saved.exit_code, 0) << saved.err;
+  EXPECT_EQ(saved.out, "") << "the handle would name a session that is already closed";
   EXPECT_EQ(cli::ReadTensorFile(Path("y.npy")).ToVector<float>(), std::vector<float>{-1});
 }
 
@@ -243,6 +249,7 @@ TEST_F(CliTest, BackwardReleaseAndResetArena) {
   const CommandResult again = Cli({"release", handle, "--session", session});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.err, HasSubstr("NOT_FOUND"));
+  EXPECT_EQ(again.out, "") << "a failed release prints no count";
   EXPECT_THAT(CliLine({"reset-arena", "--session", session}), StartsWith("stale_handles=3 "))
       << "the product, the sum and the gradient were in the arena";
   const CommandResult stale = Cli({"get", grad, "--session", session});
@@ -367,6 +374,14 @@ TEST_F(CliTest, UnreadableTensorFilesAreReported) {
   const CommandResult result = Cli({"put", Path("fortran.npy"), "--keep-session"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.err, HasSubstr("Fortran"));
+  // A missing file fails the command (exit 1) the same way for put as for run's inputs.
+  const std::string missing = Path("missing.npy");
+  for (const auto& args : {std::vector<std::string>{"put", missing, "--keep-session"},
+                           {"run", "Neg", "-i", missing, "-o", Path("y.npy")}}) {
+    const CommandResult absent = Cli(args);
+    EXPECT_EQ(absent.exit_code, 1) << args[0] << ": " << absent.err;
+    EXPECT_THAT(absent.err, HasSubstr("'" + missing + "': cannot open for reading")) << args[0];
+  }
 }
 
 TEST(CliAuthTest, TheTokenFileAuthorizesCalls) {

@@ -145,7 +145,7 @@ def test_the_healthcheck_asks_grpc_health_through_the_cli(stages):
     assert check('127.0.0.1:%d' % free_port()).returncode != 0, 'no server: the check must fail'
 
 
-def test_dockerignore_keeps_build_trees_and_git_out():
+def test_dockerignore_keeps_build_trees_git_and_the_venv_out():
     with open(os.path.join(REPO, '.dockerignore'), encoding='utf-8') as f:
         ignored = {line.strip() for line in f if line.strip() and not line.startswith('#')}
-    assert {'.git', 'build', '**/node_modules'} <= ignored
+    assert {'.git', 'build', '.venv', '**/node_modules'} <= ignored  # .venv: scripts/start's
