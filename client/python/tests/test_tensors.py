@@ -27,6 +27,15 @@ def sample(dtype, shape=(2, 3, 4), seed=0):
     return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
+def test_data_type_prints_its_name_and_stays_an_int(sess):
+    t = sess.put(np.ones(2, np.float32))
+    assert (str(t.dtype), '%s' % t.dtype, f'{t.dtype}') == ('FLOAT', 'FLOAT', 'FLOAT')
+    assert str(sess.tensor(np.ones(2, np.int8)).dtype) == 'INT8'
+    assert t.dtype == 1 and int(t.dtype) == 1 and '%d' % t.dtype == '1' and t.dtype + 0 == 1
+    assert repr(t.dtype) == '<DataType.FLOAT: 1>' and DataType(1) is t.dtype
+    assert {1: 'float'}[t.dtype] == 'float' and pb.Attribute(i=t.dtype).i == 1
+
+
 @pytest.mark.parametrize('npd,code', ALL_DTYPES, ids=[c.name for _, c in ALL_DTYPES])
 def test_raw_round_trip_every_dtype(npd, code):
     a = sample(npd)
