@@ -154,6 +154,11 @@ def _handle(h):
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _INTEGRAL = (bool, int, np.integer)
 _REAL = (bool, int, float, np.integer, np.floating)
+# The int attributes that are 0/1 switches (the server documents them as "1 ..." or "0 ...";
+# test_operations.py checks the list against ListOperations): they take True and False.
+SWITCH_ATTRIBUTES = frozenset({
+    'amsgrad', 'ceil_mode', 'count_include_pad', 'error_if_nonfinite', 'exclusive', 'keep_layout',
+    'keepdims', 'nesterov', 'retain_graph', 'reverse', 'select_last_index', 'training'})
 
 
 def _bad_attribute(name: str, message: str) -> errors.InvalidArgument:
@@ -169,14 +174,29 @@ def _int64(name: str, v: Any) -> int:
     return v
 
 
+def _refuse_bool(name: str, value: Any) -> None:
+    """Raises InvalidArgument for True/False in `value` (axis=True would run as axis=1),
+    unless `name` is one of the SWITCH_ATTRIBUTES and `value` a single bool (1 or 0)."""
+    if isinstance(value, bool) and name in SWITCH_ATTRIBUTES:
+        return
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    if any(isinstance(v, bool) for v in items):
+        raise _bad_attribute(name, '= %r: a bool where a number is expected (it would be sent '
+                                   'as 1 or 0); write the number if that is what you mean. Only '
+                                   'the 0/1 switches (%s) take True and False'
+                             % (value, ', '.join(sorted(SWITCH_ATTRIBUTES))))
+
+
 def make_attribute(value: Any, name: str = '?') -> Any:
-    """A protocol Attribute from a Python value: int/bool -> i, float -> f, str -> s,
+    """A protocol Attribute from a Python value: int -> i, float -> f, str -> s,
     a sequence of ints -> ints, a sequence with a float -> floats. Attribute messages pass.
     The server takes an int where a float or a list of ints is expected (scale=2, axes=1).
+    A bool is taken (as 1 or 0) only by the SWITCH_ATTRIBUTES (keepdims=True).
     Anything else raises onemodel.InvalidArgument in the server's words, before sending."""
     if isinstance(value, pb.Attribute):
         return value
     if isinstance(value, _INTEGRAL):
+        _refuse_bool(name, value)
         return pb.Attribute(i=_int64(name, value))
     if isinstance(value, (float, np.floating)):
         return pb.Attribute(f=float(value))
@@ -185,6 +205,7 @@ def make_attribute(value: Any, name: str = '?') -> Any:
     if isinstance(value, np.ndarray) and value.ndim <= 1:
         value = value.tolist()
     if isinstance(value, (list, tuple)):
+        _refuse_bool(name, value)
         if all(isinstance(v, _INTEGRAL) for v in value):
             return pb.Attribute(ints=pb.Ints(values=[_int64(name, v) for v in value]))
         if all(isinstance(v, _REAL) for v in value):

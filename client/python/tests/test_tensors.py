@@ -119,7 +119,9 @@ def test_conversion_errors():
 
 def test_make_attribute_kinds():
     assert onemodel.make_attribute(3).WhichOneof('value') == 'i'
-    assert onemodel.make_attribute(True).i == 1
+    assert onemodel.make_attribute(True, 'keepdims').i == 1  # a 0/1 switch
+    with pytest.raises(onemodel.InvalidArgument, match=r"attribute '\?' = True: a bool"):
+        onemodel.make_attribute(True)  # no name: not known to be a switch
     assert onemodel.make_attribute(np.int64(2)).i == 2
     assert onemodel.make_attribute(0.5).f == 0.5
     assert onemodel.make_attribute('NHWC').s == 'NHWC'
