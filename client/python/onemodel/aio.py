@@ -188,16 +188,21 @@ class AsyncSession:
         return (await self._unary('ReleaseTensors', req)).released
 
     async def close(self) -> Any:
-        """CloseSession (once); the reply, or None when already closed."""
+        """As Session.close: CloseSession (once); the reply, or None when already closed by
+        this object or already gone on the server (NOT_FOUND)."""
         if self.closed:
             return None
         self.closed = True
-        return await self._unary('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        try:
+            return await self._unary('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        except errors.NotFound:
+            return None  # gone already (expired, closed elsewhere, server restarted)
 
     async def __aenter__(self) -> 'AsyncSession':
         return self
 
     async def __aexit__(self, exc_type: Any, *exc: Any) -> None:
+        """Closes the session; an error of the close never replaces the block's exception."""
         try:
             await self.close()
         except errors.OneModelError:

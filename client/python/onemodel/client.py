@@ -475,6 +475,15 @@ class Batch:
 
 
 
+SESSION_ID_PREFIX_CHARS = 8
+
+
+def session_id_prefix(session_id: str) -> str:
+    """The first SESSION_ID_PREFIX_CHARS characters of a session id and '...': enough to tell
+    sessions apart, far too little to use one (32 of its 128 random bits)."""
+    return session_id[:SESSION_ID_PREFIX_CHARS] + '...'
+
+
 def backward_request(session_id, root, inputs, grad_output=None, retain_graph=False,
                      placement=None):
     """The BackwardRequest of Session.backward (and AsyncSession.backward): `inputs` is one
@@ -505,7 +514,10 @@ class Session:
         self._lock = threading.Lock()
 
     def __repr__(self):
-        return 'Session(%s, %s%s)' % (self.id, self.kernel_variant, ', closed' if self.closed else '')
+        """Session(<id prefix>..., <kernels>): the id is a secret (protocol.md 1.2), so only
+        its first characters, enough to tell sessions apart in a log."""
+        return 'Session(%s, %s%s)' % (session_id_prefix(self.id), self.kernel_variant,
+                                      ', closed' if self.closed else '')
 
     def _settle(self):
         """Waits for the tensor API's Run in flight (Optimizer.step(wait=False)'s), raising its
@@ -734,8 +746,12 @@ class Session:
         return self._call('KeepAlive', pb.KeepAliveRequest(session_id=self.id))
 
     def server_restarted(self):
-        """True when the server answering now is not the one that created the session."""
-        return self.keep_alive().server_instance_id != self.server_instance_id
+        """True when the server answering now is not the one that created the session (a
+        restart or another replica: the session is gone), False when it is the same one. Asks
+        with Ping, which answers whether or not the session still exists (closed or expired:
+        False) and carries the session header (a proxy routing by it asks the session's
+        replica); it does not keep the session alive. Unavailable when no server answers."""
+        return self._call('Ping', pb.PingRequest()).server_instance_id != self.server_instance_id
 
     def stats(self):
         """GetStats with this session: server statistics plus .session."""
@@ -746,7 +762,9 @@ class Session:
 
     def close(self):
         """CloseSession (once); returns the reply (released_buffers, released_bytes), or None when
-        already closed."""
+        there was nothing to close: already closed by this object, or already gone on the server
+        (expired, closed elsewhere, or the server restarted: CloseSession's NOT_FOUND). Other
+        failures raise."""
         with self._lock:
             if self.closed:
                 return None
@@ -754,13 +772,23 @@ class Session:
         try:  # the session is closed whether or not the Run in flight failed; then its error
             self._settle()
         finally:
-            reply = self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+            reply = self._close_on_server()
         return reply
+
+    def _close_on_server(self):
+        """CloseSession's reply, or None on NOT_FOUND: the session is already gone, which is
+        what closing wants."""
+        try:
+            return self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        except errors.NotFound:
+            return None
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, *exc):
+        """Closes the session (see close()); an error of the close never replaces the
+        exception the block raised."""
         if exc_type is None:
             self.close()
         else:
