@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 
 from . import _grpc_runtime
+from . import _token
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -42,9 +43,10 @@ class AsyncClient:
     """One grpc.aio channel to onemodeld; the arguments are those of onemodel.Client."""
 
     def __init__(self, target: Optional[str] = None, *, credentials: Any = None,
-                 token: Optional[str] = None, timeout: Optional[float] = None,
-                 options: Sequence[Any] = (),
+                 token: Optional[str] = None, token_file: Optional[str] = None,
+                 timeout: Optional[float] = None, options: Sequence[Any] = (),
                  stream_threshold_bytes: int = STREAM_THRESHOLD_BYTES) -> None:
+        self.metadata: tuple = _token.authorization(_token.bearer_token(token, token_file))
         if target is None:
             target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
         opts = [('grpc.max_send_message_length', -1), ('grpc.max_receive_message_length', -1)]
@@ -54,7 +56,6 @@ class AsyncClient:
         self.channel = (grpc.aio.secure_channel(target, credentials, opts) if credentials is not None
                         else grpc.aio.insecure_channel(target, opts))
         self.stub = pb_grpc.OneModelStub(self.channel)
-        self.metadata: tuple = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
         self.stream_threshold_bytes = int(stream_threshold_bytes)
 

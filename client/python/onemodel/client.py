@@ -31,6 +31,7 @@ import grpc
 import numpy as np
 
 from . import _grpc_runtime
+from . import _token
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -339,12 +340,16 @@ class Client:
 
     target: "host:port"; None: $ONEMODEL_SERVER (as the CLI), else 127.0.0.1:50051.
     credentials: grpc.ChannelCredentials for TLS. token: sent as `authorization: Bearer
-    <token>`. timeout: seconds for unary calls (None: no deadline). stream_threshold_bytes:
-    tensors above it are streamed (default: the measured crossover, 1 MiB).
+    <token>`, without surrounding whitespace; token_file: a file whose first line is the token;
+    with neither, the file $ONEMODEL_TOKEN_FILE names, if set (as the CLI). timeout: seconds
+    for unary calls (None: no deadline). stream_threshold_bytes: tensors above it are streamed
+    (default: the measured crossover, 1 MiB).
     """
 
-    def __init__(self, target=None, *, credentials=None, token=None, timeout=None,
-                 options=(), channel=None, stream_threshold_bytes=STREAM_THRESHOLD_BYTES):
+    def __init__(self, target=None, *, credentials=None, token=None, token_file=None,
+                 timeout=None, options=(), channel=None,
+                 stream_threshold_bytes=STREAM_THRESHOLD_BYTES):
+        self.metadata = _token.authorization(_token.bearer_token(token, token_file))
         if target is None:
             target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
         self.stream_threshold_bytes = int(stream_threshold_bytes)
@@ -364,7 +369,6 @@ class Client:
         self.health_stub = health_pb2_grpc.HealthStub(channel)
         # made by session(): stats() waits for their Runs
         self._sessions: "weakref.WeakSet[Session]" = weakref.WeakSet()
-        self.metadata = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
 
     @classmethod
