@@ -23,6 +23,7 @@ import grpc
 import grpc.aio
 
 from . import _grpc_runtime
+from . import _token
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -42,9 +43,10 @@ class AsyncClient:
     """One grpc.aio channel to onemodeld; the arguments are those of onemodel.Client."""
 
     def __init__(self, target: Optional[str] = None, *, credentials: Any = None,
-                 token: Optional[str] = None, timeout: Optional[float] = None,
-                 options: Sequence[Any] = (),
+                 token: Optional[str] = None, token_file: Optional[str] = None,
+                 timeout: Optional[float] = None, options: Sequence[Any] = (),
                  stream_threshold_bytes: int = STREAM_THRESHOLD_BYTES) -> None:
+        self.metadata: tuple = _token.authorization(_token.bearer_token(token, token_file))
         if target is None:
             target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
         opts = [('grpc.max_send_message_length', -1), ('grpc.max_receive_message_length', -1)]
@@ -54,7 +56,6 @@ class AsyncClient:
         self.channel = (grpc.aio.secure_channel(target, credentials, opts) if credentials is not None
                         else grpc.aio.insecure_channel(target, opts))
         self.stub = pb_grpc.OneModelStub(self.channel)
-        self.metadata: tuple = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
         self.stream_threshold_bytes = int(stream_threshold_bytes)
 
@@ -188,16 +189,21 @@ class AsyncSession:
         return (await self._unary('ReleaseTensors', req)).released
 
     async def close(self) -> Any:
-        """CloseSession (once); the reply, or None when already closed."""
+        """As Session.close: CloseSession (once); the reply, or None when already closed by
+        this object or already gone on the server (NOT_FOUND)."""
         if self.closed:
             return None
         self.closed = True
-        return await self._unary('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        try:
+            return await self._unary('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        except errors.NotFound:
+            return None  # gone already (expired, closed elsewhere, server restarted)
 
     async def __aenter__(self) -> 'AsyncSession':
         return self
 
     async def __aexit__(self, exc_type: Any, *exc: Any) -> None:
+        """Closes the session; an error of the close never replaces the block's exception."""
         try:
             await self.close()
         except errors.OneModelError:

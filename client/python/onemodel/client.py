@@ -31,6 +31,7 @@ import grpc
 import numpy as np
 
 from . import _grpc_runtime
+from . import _token
 from . import _transfer
 from . import errors
 from . import tensors as _t
@@ -154,6 +155,11 @@ def _handle(h):
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _INTEGRAL = (bool, int, np.integer)
 _REAL = (bool, int, float, np.integer, np.floating)
+# The int attributes that are 0/1 switches (the server documents them as "1 ..." or "0 ...";
+# test_operations.py checks the list against ListOperations): they take True and False.
+SWITCH_ATTRIBUTES = frozenset({
+    'amsgrad', 'ceil_mode', 'count_include_pad', 'error_if_nonfinite', 'exclusive', 'keep_layout',
+    'keepdims', 'nesterov', 'retain_graph', 'reverse', 'select_last_index', 'training'})
 
 
 def _bad_attribute(name: str, message: str) -> errors.InvalidArgument:
@@ -169,14 +175,29 @@ def _int64(name: str, v: Any) -> int:
     return v
 
 
+def _refuse_bool(name: str, value: Any) -> None:
+    """Raises InvalidArgument for True/False in `value` (axis=True would run as axis=1),
+    unless `name` is one of the SWITCH_ATTRIBUTES and `value` a single bool (1 or 0)."""
+    if isinstance(value, bool) and name in SWITCH_ATTRIBUTES:
+        return
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    if any(isinstance(v, bool) for v in items):
+        raise _bad_attribute(name, '= %r: a bool where a number is expected (it would be sent '
+                                   'as 1 or 0); write the number if that is what you mean. Only '
+                                   'the 0/1 switches (%s) take True and False'
+                             % (value, ', '.join(sorted(SWITCH_ATTRIBUTES))))
+
+
 def make_attribute(value: Any, name: str = '?') -> Any:
-    """A protocol Attribute from a Python value: int/bool -> i, float -> f, str -> s,
+    """A protocol Attribute from a Python value: int -> i, float -> f, str -> s,
     a sequence of ints -> ints, a sequence with a float -> floats. Attribute messages pass.
     The server takes an int where a float or a list of ints is expected (scale=2, axes=1).
+    A bool is taken (as 1 or 0) only by the SWITCH_ATTRIBUTES (keepdims=True).
     Anything else raises onemodel.InvalidArgument in the server's words, before sending."""
     if isinstance(value, pb.Attribute):
         return value
     if isinstance(value, _INTEGRAL):
+        _refuse_bool(name, value)
         return pb.Attribute(i=_int64(name, value))
     if isinstance(value, (float, np.floating)):
         return pb.Attribute(f=float(value))
@@ -185,6 +206,7 @@ def make_attribute(value: Any, name: str = '?') -> Any:
     if isinstance(value, np.ndarray) and value.ndim <= 1:
         value = value.tolist()
     if isinstance(value, (list, tuple)):
+        _refuse_bool(name, value)
         if all(isinstance(v, _INTEGRAL) for v in value):
             return pb.Attribute(ints=pb.Ints(values=[_int64(name, v) for v in value]))
         if all(isinstance(v, _REAL) for v in value):
@@ -318,12 +340,16 @@ class Client:
 
     target: "host:port"; None: $ONEMODEL_SERVER (as the CLI), else 127.0.0.1:50051.
     credentials: grpc.ChannelCredentials for TLS. token: sent as `authorization: Bearer
-    <token>`. timeout: seconds for unary calls (None: no deadline). stream_threshold_bytes:
-    tensors above it are streamed (default: the measured crossover, 1 MiB).
+    <token>`, without surrounding whitespace; token_file: a file whose first line is the token;
+    with neither, the file $ONEMODEL_TOKEN_FILE names, if set (as the CLI). timeout: seconds
+    for unary calls (None: no deadline). stream_threshold_bytes: tensors above it are streamed
+    (default: the measured crossover, 1 MiB).
     """
 
-    def __init__(self, target=None, *, credentials=None, token=None, timeout=None,
-                 options=(), channel=None, stream_threshold_bytes=STREAM_THRESHOLD_BYTES):
+    def __init__(self, target=None, *, credentials=None, token=None, token_file=None,
+                 timeout=None, options=(), channel=None,
+                 stream_threshold_bytes=STREAM_THRESHOLD_BYTES):
+        self.metadata = _token.authorization(_token.bearer_token(token, token_file))
         if target is None:
             target = os.environ.get('ONEMODEL_SERVER') or DEFAULT_TARGET
         self.stream_threshold_bytes = int(stream_threshold_bytes)
@@ -343,7 +369,6 @@ class Client:
         self.health_stub = health_pb2_grpc.HealthStub(channel)
         # made by session(): stats() waits for their Runs
         self._sessions: "weakref.WeakSet[Session]" = weakref.WeakSet()
-        self.metadata = (('authorization', 'Bearer ' + token),) if token else ()
         self.timeout = timeout
 
     @classmethod
@@ -454,6 +479,15 @@ class Batch:
 
 
 
+SESSION_ID_PREFIX_CHARS = 8
+
+
+def session_id_prefix(session_id: str) -> str:
+    """The first SESSION_ID_PREFIX_CHARS characters of a session id and '...': enough to tell
+    sessions apart, far too little to use one (32 of its 128 random bits)."""
+    return session_id[:SESSION_ID_PREFIX_CHARS] + '...'
+
+
 def backward_request(session_id, root, inputs, grad_output=None, retain_graph=False,
                      placement=None):
     """The BackwardRequest of Session.backward (and AsyncSession.backward): `inputs` is one
@@ -484,7 +518,10 @@ class Session:
         self._lock = threading.Lock()
 
     def __repr__(self):
-        return 'Session(%s, %s%s)' % (self.id, self.kernel_variant, ', closed' if self.closed else '')
+        """Session(<id prefix>..., <kernels>): the id is a secret (protocol.md 1.2), so only
+        its first characters, enough to tell sessions apart in a log."""
+        return 'Session(%s, %s%s)' % (session_id_prefix(self.id), self.kernel_variant,
+                                      ', closed' if self.closed else '')
 
     def _settle(self):
         """Waits for the tensor API's Run in flight (Optimizer.step(wait=False)'s), raising its
@@ -713,8 +750,12 @@ class Session:
         return self._call('KeepAlive', pb.KeepAliveRequest(session_id=self.id))
 
     def server_restarted(self):
-        """True when the server answering now is not the one that created the session."""
-        return self.keep_alive().server_instance_id != self.server_instance_id
+        """True when the server answering now is not the one that created the session (a
+        restart or another replica: the session is gone), False when it is the same one. Asks
+        with Ping, which answers whether or not the session still exists (closed or expired:
+        False) and carries the session header (a proxy routing by it asks the session's
+        replica); it does not keep the session alive. Unavailable when no server answers."""
+        return self._call('Ping', pb.PingRequest()).server_instance_id != self.server_instance_id
 
     def stats(self):
         """GetStats with this session: server statistics plus .session."""
@@ -725,7 +766,9 @@ class Session:
 
     def close(self):
         """CloseSession (once); returns the reply (released_buffers, released_bytes), or None when
-        already closed."""
+        there was nothing to close: already closed by this object, or already gone on the server
+        (expired, closed elsewhere, or the server restarted: CloseSession's NOT_FOUND). Other
+        failures raise."""
         with self._lock:
             if self.closed:
                 return None
@@ -733,13 +776,23 @@ class Session:
         try:  # the session is closed whether or not the Run in flight failed; then its error
             self._settle()
         finally:
-            reply = self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+            reply = self._close_on_server()
         return reply
+
+    def _close_on_server(self):
+        """CloseSession's reply, or None on NOT_FOUND: the session is already gone, which is
+        what closing wants."""
+        try:
+            return self._call('CloseSession', pb.CloseSessionRequest(session_id=self.id))
+        except errors.NotFound:
+            return None
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, *exc):
+        """Closes the session (see close()); an error of the close never replaces the
+        exception the block raised."""
         if exc_type is None:
             self.close()
         else:

@@ -82,10 +82,13 @@ def with_site(err: errors.OneModelError, site: Optional[Site],
 
 
 def stale_error(handle: str) -> errors.OneModelError:
+    """The FailedPrecondition of using an arena tensor made before s.reset_arena(): found by
+    the client, so no RPC is named (.method is '')."""
     return errors.FailedPrecondition(
-        grpc.StatusCode.FAILED_PRECONDITION, "tensor '%s' is stale: it lived in the session's arena, which was reset since "
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "tensor '%s' is stale: it lived in the session's arena, which was reset since "
         "(Session.reset_arena()); run the operations again, or keep the result in the pool "
-        "(placement='pool')" % handle, 'ResetArena')
+        "(placement='pool')" % handle)
 
 
 class Graph:

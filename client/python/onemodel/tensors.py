@@ -56,6 +56,11 @@ class DataType(enum.IntEnum):
     COMPLEX128 = 15
     BFLOAT16 = 16
 
+    def __str__(self) -> str:
+        """The name ('FLOAT'): print(t.dtype) reads as the type, on every Python (3.11's
+        IntEnum prints the number). The value is still the int: int(t.dtype), ==, arithmetic."""
+        return self.name
+
 
 # code -> numpy dtype of the values as they travel (bfloat16: its uint16 bit patterns)
 NUMPY_DTYPES: Dict[DataType, np.dtype] = {

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import onemodel
+from onemodel import pb
 from onemodel.aio import AsyncClient
 
 MiB = 1 << 20
@@ -72,6 +73,22 @@ def test_errors_and_close(server):
                 await s.get('p1.0000000000000000')
             return reply
     assert run(main()) is not None
+
+
+def test_leaving_the_block_of_a_session_already_gone(server, client):
+    async def main():
+        async with AsyncClient(server.grpc) as c:
+            async with await c.session() as s:
+                client.stub.CloseSession(pb.CloseSessionRequest(session_id=s.id))  # as expiry
+            assert s.closed
+            gone = await c.session()
+            client.stub.CloseSession(pb.CloseSessionRequest(session_id=gone.id))
+            assert await gone.close() is None
+            with pytest.raises(KeyError, match='from the body'):
+                async with await c.session() as s:
+                    client.stub.CloseSession(pb.CloseSessionRequest(session_id=s.id))
+                    raise KeyError('from the body')
+    run(main())
 
 
 def test_sessions_fan_out_on_one_channel(server):

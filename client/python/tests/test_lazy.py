@@ -294,6 +294,17 @@ def test_reset_arena_is_deferred(counted):
     assert s.stats().session.arena.resets == 2
 
 
+def test_stale_error_names_no_rpc(sess):
+    t = (sess.parameter(np.ones(2, np.float32)) * 2).flush()
+    handle = t.handle
+    sess.reset_arena()
+    with pytest.raises(onemodel.FailedPrecondition) as ei:
+        t.numpy()
+    e = ei.value
+    assert e.method == '' and e.rpc_error is None  # found by the client: no call was made
+    assert str(e).startswith("FAILED_PRECONDITION: tensor '%s' is stale: " % handle), str(e)
+
+
 def test_run_refused_as_a_whole_keeps_the_queue():
     server = start_server('--max-run-operations', '2')
     try:

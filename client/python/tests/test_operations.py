@@ -150,3 +150,15 @@ def test_operations_from_onemodeld(sess):
         ('dim', False), ('start', True), ('stop', True), ('step', False)]
     with pytest.raises(onemodel.NotFound, match="did you mean 'Softmax'"):
         sess.operations('Softmx')
+
+
+def test_switch_attributes_are_the_servers_0_1_switches(sess):
+    """The attributes the client takes True/False for are the int attributes the server
+    documents as a 0/1 switch (doc "1 ..." or "0 ..."), and only those."""
+    switches, numbers = set(), set()
+    for op in sess.operations():
+        for a in op.attributes:
+            is_switch = a.kind == 'int' and a.default in (0, 1) and a.doc[:2] in ('0 ', '1 ')
+            (switches if is_switch else numbers).add(a.name)
+    assert switches == onemodel.client.SWITCH_ATTRIBUTES
+    assert not switches & numbers, 'a name that is a switch in one operation and not in another'

@@ -90,6 +90,30 @@ def test_attribute_int_out_of_range_checked_before_sending(sess):
     assert "attribute 'dim' = %d does not fit in 64 bits" % (1 << 70) in ei.value.details
 
 
+@pytest.mark.parametrize('op,attrs,shown', [
+    ('Softmax', dict(axis=True), "attribute 'axis' = True"),
+    ('Sum', dict(axes=[0, True]), "attribute 'axes' = [0, True]"),
+    ('Sum', dict(axes=[1], keepdims=[True]), "attribute 'keepdims' = [True]")])
+def test_bool_where_a_number_is_expected_is_refused_before_sending(client, op, attrs, shown):
+    with client.session() as s:
+        x = s.put(np.ones((2, 3)))
+        before = s.stats().session.requests
+        with pytest.raises(onemodel.InvalidArgument) as ei:
+            s.op(op, x, **attrs)
+        assert_error(ei, grpc.StatusCode.INVALID_ARGUMENT, 'operation 0 (%s): %s: a bool where a '
+                     'number is expected' % (op, shown), 'keepdims, nesterov')
+        with pytest.raises(onemodel.InvalidArgument, match='a bool where a number is expected'):
+            onemodel.apply(op, s.tensor(np.ones((2, 3))), **attrs)
+        assert s.stats().session.requests == before + 1  # s.tensor's upload; no Run
+
+
+def test_switch_attributes_take_bools(sess):
+    x = sess.put(np.arange(6.0).reshape(2, 3))
+    assert sess.op('Sum', x, axes=[1], keepdims=True).shape == (2, 1)
+    assert sess.op('Sum', x, axes=[1], keepdims=False).shape == (2,)
+    assert sess.op('Sum', x, axes=[1], keepdims=1).shape == (2, 1)
+
+
 def test_batch_indexed_before_run_says_to_run_it(sess):
     b = sess.batch()
     y = b.add('Relu', np.ones(2))

@@ -180,6 +180,22 @@ def test_idle_sessions_expire(started):
     kept.close()
 
 
+def test_session_of_a_restarted_server(started):
+    first = started()
+    c = onemodel.Client(first.grpc)  # not first.client(): stopping the server closes those
+    with c.session() as s:
+        assert not s.server_restarted()
+        stop_and_check(first)
+        second = started(listen_args=['--listen', first.grpc, '--metrics-listen', ''])
+        c.wait_for_ready(10)
+        assert s.server_restarted()
+        with pytest.raises(onemodel.NotFound):
+            s.keep_alive()
+    assert s.closed  # leaving the block closed quietly: the session had gone with the server
+    assert second.instance != first.instance
+    c.close()
+
+
 def test_auth_token(started, tmp_path):
     token_file = tmp_path / 'token'
     token_file.write_text('s3cret-token\n')

@@ -177,6 +177,48 @@ def test_session_context_manager_closes(client):
     assert ei.value.code() == grpc.StatusCode.NOT_FOUND
 
 
+def close_behind_its_back(client, session):
+    """Ends `session` on the server without telling the Session object, as an idle expiry
+    does."""
+    client.stub.CloseSession(pb.CloseSessionRequest(session_id=session.id))
+
+
+def test_leaving_the_block_of_a_session_already_gone_is_quiet(client):
+    with client.session() as s:
+        close_behind_its_back(client, s)
+    assert s.closed
+    gone = client.session()
+    close_behind_its_back(client, gone)
+    assert gone.close() is None and gone.close() is None  # nothing left to close
+
+
+def test_leaving_the_block_keeps_the_error_of_the_body(client):
+    with pytest.raises(KeyError, match='from the body'):
+        with client.session() as s:
+            close_behind_its_back(client, s)
+            raise KeyError('from the body')
+    with pytest.raises(onemodel.NotFound) as ei:
+        with client.session() as s:
+            close_behind_its_back(client, s)
+            s.keep_alive()
+    assert ei.value.method == 'KeepAlive'
+
+
+def test_server_restarted_answers_for_a_session_already_gone(client):
+    s = client.session()
+    close_behind_its_back(client, s)
+    assert s.server_restarted() is False  # the same server: it answers Ping
+    s.close()
+    assert s.server_restarted() is False
+
+
+def test_session_repr_shows_an_id_prefix_only(client):
+    with client.session(kernels='exact') as s:
+        assert repr(s) == 'Session(%s..., reference)' % s.id[:8]
+    assert repr(s) == 'Session(%s..., reference, closed)' % s.id[:8]
+    assert s.id[8:] not in repr(s)
+
+
 # ---- session id: metadata, field, both ---------------------------------------------------------
 
 def test_session_id_in_metadata_only_field_only_and_both(client, sess):

@@ -27,6 +27,15 @@ def sample(dtype, shape=(2, 3, 4), seed=0):
     return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
+def test_data_type_prints_its_name_and_stays_an_int(sess):
+    t = sess.put(np.ones(2, np.float32))
+    assert (str(t.dtype), '%s' % t.dtype, f'{t.dtype}') == ('FLOAT', 'FLOAT', 'FLOAT')
+    assert str(sess.tensor(np.ones(2, np.int8)).dtype) == 'INT8'
+    assert t.dtype == 1 and int(t.dtype) == 1 and '%d' % t.dtype == '1' and t.dtype + 0 == 1
+    assert repr(t.dtype) == '<DataType.FLOAT: 1>' and DataType(1) is t.dtype
+    assert {1: 'float'}[t.dtype] == 'float' and pb.Attribute(i=t.dtype).i == 1
+
+
 @pytest.mark.parametrize('npd,code', ALL_DTYPES, ids=[c.name for _, c in ALL_DTYPES])
 def test_raw_round_trip_every_dtype(npd, code):
     a = sample(npd)
@@ -110,7 +119,9 @@ def test_conversion_errors():
 
 def test_make_attribute_kinds():
     assert onemodel.make_attribute(3).WhichOneof('value') == 'i'
-    assert onemodel.make_attribute(True).i == 1
+    assert onemodel.make_attribute(True, 'keepdims').i == 1  # a 0/1 switch
+    with pytest.raises(onemodel.InvalidArgument, match=r"attribute '\?' = True: a bool"):
+        onemodel.make_attribute(True)  # no name: not known to be a switch
     assert onemodel.make_attribute(np.int64(2)).i == 2
     assert onemodel.make_attribute(0.5).f == 0.5
     assert onemodel.make_attribute('NHWC').s == 'NHWC'

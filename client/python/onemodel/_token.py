@@ -1,0 +1,67 @@
+"""The bearer token a client sends (Client and AsyncClient's token=, token_file=).
+
+The rules follow the CLI's --token-file (client/cli/connection_flags.cc): a token file gives
+its first line; the variable ONEMODEL_TOKEN_FILE names the file when no argument says
+otherwise (an explicit argument wins over the environment, as a CLI flag does); an empty
+variable counts as unset. Surrounding whitespace is removed, as onemodeld removes it from its
+--auth-token-file, so `token=open("tok").read()` works.
+"""
+
+import os
+from typing import Optional, Tuple
+
+TOKEN_FILE_ENV = 'ONEMODEL_TOKEN_FILE'
+
+
+def bearer_token(token: Optional[str], token_file: Optional[str]) -> Optional[str]:
+    """The token to send, or None for none: `token`, else the first line of `token_file`,
+    else of the file $ONEMODEL_TOKEN_FILE names. Raises ValueError for both arguments at once
+    or an unusable token, OSError (naming the file) for a file that cannot be read."""
+    if token is not None and token_file is not None:
+        raise ValueError('give the bearer token either as token= or as token_file=, not both')
+    if token is not None:
+        return _checked(token, 'token=')
+    if token_file is None:
+        token_file = os.environ.get(TOKEN_FILE_ENV) or None
+        source = 'the file $%s names' % TOKEN_FILE_ENV
+    else:
+        source = 'token_file='
+    if token_file is None:
+        return None
+    return _checked(_first_line(token_file, source), "the first line of %r (%s)"
+                    % (token_file, source))
+
+
+def _first_line(path: str, source: str) -> str:
+    """The first line of the file `path`; an OSError naming where the path came from."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.readline()
+    except OSError as e:
+        raise OSError(e.errno, 'cannot read the bearer token file %r (%s): %s'
+                      % (path, source, e.strerror), path) from None
+
+
+def _checked(token: str, source: str) -> str:
+    """`token` without surrounding whitespace; ValueError when that is empty, spans lines or
+    holds a character other than printable ASCII (gRPC refuses such a header)."""
+    if not isinstance(token, str):
+        raise TypeError('the bearer token (%s) must be a str, got %s'
+                        % (source, type(token).__name__))
+    stripped = token.strip()
+    if not stripped:
+        raise ValueError('the bearer token (%s) is empty: pass the token the server was started '
+                         'with (its --auth-token-file), or token=None for none' % source)
+    if any(c in stripped for c in '\r\n'):
+        raise ValueError('the bearer token (%s) spans several lines: pass the single line the '
+                         "server's --auth-token-file holds" % source)
+    odd = [c for c in stripped if not ' ' <= c <= '~']
+    if odd:
+        raise ValueError('the bearer token (%s) holds %r, which a gRPC header cannot carry: '
+                         'use a token of printable ASCII characters' % (source, odd[0]))
+    return stripped
+
+
+def authorization(token: Optional[str]) -> Tuple[Tuple[str, str], ...]:
+    """The call metadata that carries `token` (none for None)."""
+    return (('authorization', 'Bearer ' + token),) if token is not None else ()
