@@ -10,11 +10,13 @@ std::string TokenInFile(std::string_view text) {
   const size_t first = text.find_first_not_of(kSpace);
   if (first == std::string_view::npos) return {};
   const std::string_view token = text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-  if (std::any_of(token.begin(), token.end(), [](char c) {
-        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-      })) {
+  if (token.find_first_of("\r\n") != std::string_view::npos) {
+    throw std::invalid_argument("holds more than one line; put the token alone on one line");
+  }
+  if (std::any_of(token.begin(), token.end(), [](char c) { return c < ' ' || c > '~'; })) {
     throw std::invalid_argument(
-        "holds more than one line or a control character; put the token alone on one line");
+        "holds a character other than printable ASCII, which a header cannot carry; use a "
+        "token of printable ASCII characters");
   }
   return std::string(token);
 }

@@ -11,7 +11,7 @@ namespace onemodel {
 
 // The file's text without surrounding whitespace (spaces, tabs, line breaks): empty when the
 // file holds nothing else. Throws std::invalid_argument when the token itself spans lines or
-// holds a control character, which no header value can carry.
+// holds a character other than printable ASCII, which no header value can carry.
 std::string TokenInFile(std::string_view text);
 
 }  // namespace onemodel

@@ -31,6 +31,7 @@ class StartupTest : public ::testing::TestWithParam<BadStart> {
                                               "-----END CERTIFICATE-----\n";
     std::ofstream(pki.Path("empty-token")) << " \n\t\n";
     std::ofstream(pki.Path("two-line-token")) << "first\nsecond\n";
+    std::ofstream(pki.Path("non-ascii-token")) << "t\xc3\xb6ken\n";
     std::filesystem::create_directories(pki.Path("a-directory"));
   }
 
@@ -94,6 +95,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadStart{"TwoLineTokenFile",
                  {"--auth-token-file", "@two-line-token"},
                  {"--auth-token-file", "@two-line-token", "holds more than one line"}},
+        BadStart{"NonAsciiTokenFile",
+                 {"--auth-token-file", "@non-ascii-token"},
+                 {"--auth-token-file", "@non-ascii-token", "other than printable ASCII"}},
         BadStart{"DirectoryAsTokenFile",
                  {"--auth-token-file", "@a-directory"},
                  {"--auth-token-file", "@a-directory"}}),

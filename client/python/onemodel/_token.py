@@ -1,10 +1,11 @@
 """The bearer token a client sends (Client and AsyncClient's token=, token_file=).
 
-The rules follow the CLI's --token-file (client/cli/connection_flags.cc): a token file gives
-its first line; the variable ONEMODEL_TOKEN_FILE names the file when no argument says
+A token file is read by the rule onemodeld reads its --auth-token-file by, and the CLI its
+--token-file (proto/bearer_token.h): the file's text without surrounding whitespace, one line
+of printable ASCII. The variable ONEMODEL_TOKEN_FILE names the file when no argument says
 otherwise (an explicit argument wins over the environment, as a CLI flag does); an empty
-variable counts as unset. Surrounding whitespace is removed, as onemodeld removes it from its
---auth-token-file, so `token=open("tok").read()` works.
+variable counts as unset. A token= is read by the same rule, so `token=open("tok").read()`
+works.
 """
 
 import os
@@ -14,8 +15,8 @@ TOKEN_FILE_ENV = 'ONEMODEL_TOKEN_FILE'
 
 
 def bearer_token(token: Optional[str], token_file: Optional[str]) -> Optional[str]:
-    """The token to send, or None for none: `token`, else the first line of `token_file`,
-    else of the file $ONEMODEL_TOKEN_FILE names. Raises ValueError for both arguments at once
+    """The token to send, or None for none: `token`, else the token in `token_file`, else in
+    the file $ONEMODEL_TOKEN_FILE names. Raises ValueError for both arguments at once
     or an unusable token, OSError (naming the file) for a file that cannot be read."""
     if token is not None and token_file is not None:
         raise ValueError('give the bearer token either as token= or as token_file=, not both')
@@ -28,15 +29,14 @@ def bearer_token(token: Optional[str], token_file: Optional[str]) -> Optional[st
         source = 'token_file='
     if token_file is None:
         return None
-    return _checked(_first_line(token_file, source), "the first line of %r (%s)"
-                    % (token_file, source))
+    return _checked(_text(token_file, source), "the file %r (%s)" % (token_file, source))
 
 
-def _first_line(path: str, source: str) -> str:
-    """The first line of the file `path`; an OSError naming where the path came from."""
+def _text(path: str, source: str) -> str:
+    """The text of the file `path`; an OSError naming where the path came from."""
     try:
         with open(path, encoding='utf-8') as f:
-            return f.readline()
+            return f.read()
     except OSError as e:
         raise OSError(e.errno, 'cannot read the bearer token file %r (%s): %s'
                       % (path, source, e.strerror), path) from None

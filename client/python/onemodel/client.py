@@ -340,7 +340,7 @@ class Client:
 
     target: "host:port"; None: $ONEMODEL_SERVER (as the CLI), else 127.0.0.1:50051.
     credentials: grpc.ChannelCredentials for TLS. token: sent as `authorization: Bearer
-    <token>`, without surrounding whitespace; token_file: a file whose first line is the token;
+    <token>`, without surrounding whitespace; token_file: a file holding the token (one line);
     with neither, the file $ONEMODEL_TOKEN_FILE names, if set (as the CLI). timeout: seconds
     for unary calls (None: no deadline). stream_threshold_bytes: tensors above it are streamed
     (default: the measured crossover, 1 MiB).

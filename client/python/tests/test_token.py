@@ -41,9 +41,11 @@ def test_a_token_read_with_its_newline_works(token_server, tmp_path):
         assert token_server.client(token=f.read()).ping() == token_server.instance
 
 
-def test_token_file_gives_its_first_line(token_server, tmp_path):
-    path = write(tmp_path, 'tok', ' %s\t\nnot the token\n' % TOKEN)
+def test_a_token_file_is_read_as_the_server_reads_its_own(token_server, tmp_path):
+    path = write(tmp_path, 'tok', ' %s\t\r\n\n' % TOKEN)
     assert token_server.client(token_file=path).ping() == token_server.instance
+    with pytest.raises(ValueError, match='spans several lines'):
+        token_server.client(token_file=write(tmp_path, 'two', '%s\nnot the token\n' % TOKEN))
 
 
 def test_the_variable_names_the_file_when_no_argument_does(token_server, tmp_path, monkeypatch):
@@ -82,7 +84,7 @@ def test_unusable_tokens_are_refused_when_the_client_is_made(token, message):
 
 def test_unusable_token_files_are_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match='is empty'):
-        onemodel.Client('127.0.0.1:1', token_file=write(tmp_path, 'empty', '\nsecond line\n'))
+        onemodel.Client('127.0.0.1:1', token_file=write(tmp_path, 'empty', ' \n\t\n'))
     with pytest.raises(ValueError, match='either as token= or as token_file='):
         onemodel.Client('127.0.0.1:1', token='t', token_file=write(tmp_path, 'tok', 't'))
     missing = str(tmp_path / 'missing')
