@@ -25,6 +25,11 @@ std::string NewSessionId() {
   return id;
 }
 
+// Whether `id` has the form of a session id: 32 lowercase hex characters.
+bool IsSessionIdForm(std::string_view id) {
+  return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 // "3600 s", "0.25 s".
 std::string FormatSeconds(double seconds) {
   char text[32];
@@ -110,8 +115,7 @@ std::shared_ptr<Session> SessionManager::Create(const SessionRequest& r) {
       r.idle_timeout_ms
           ? std::chrono::milliseconds(r.idle_timeout_ms)
           : std::chrono::milliseconds(static_cast<int64_t>(config_.idle_timeout_seconds * 1000));
-  if (!r.id.empty() &&
-      (r.id.size() != 32 || r.id.find_first_not_of("0123456789abcdef") != std::string::npos)) {
+  if (!r.id.empty() && !IsSessionIdForm(r.id)) {
     throw InvalidArgument(
         "a proposed session id (the 'onemodel-session' header of CreateSession) must be 32 "
         "lowercase hex characters; send none to get a random one");
@@ -164,6 +168,11 @@ std::shared_ptr<Session> SessionManager::Find(const std::string& id) const {
     if (it != sessions_.end()) return it->second;
   }
   // Ids are secrets that messages reach logs with: show only enough to tell them apart.
+  if (!IsSessionIdForm(id)) {
+    throw NotFound("session '" + Printable(id, 6) +
+                   "' not found: no session id looks like this; an id is the 32 lowercase hex "
+                   "characters CreateSession returned (check for a typo or a cut-off copy)");
+  }
   throw NotFound("session '" + Printable(id, 6) + "'" +
                  " not found: it was closed, expired after its idle timeout, or belongs to "
                  "another server instance; create a new session");

@@ -144,6 +144,15 @@ TEST_F(SessionManagerTest, UnknownAndClosedSessionsAreNotFound) {
   EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND);
   EXPECT_NE(message.find("session '001122...' not found"), std::string::npos) << message;
   EXPECT_EQ(message.find("00112233"), std::string::npos) << "the id is a secret: not echoed";
+  EXPECT_NE(message.find("closed, expired"), std::string::npos) << message;
+  for (const std::string typo :
+       {"nonsense", "00112233445566778899aabbccddeef", "00112233445566778899AABBCCDDEEFF", ""}) {
+    const auto [typo_code, typo_message] = ErrorOf([&] { manager().Find(typo); });
+    EXPECT_EQ(typo_code, grpc::StatusCode::NOT_FOUND) << typo;
+    EXPECT_NE(typo_message.find("no session id looks like this; an id is the 32 lowercase hex"),
+              std::string::npos)
+        << typo_message;
+  }
   auto s = manager().Create(Request());
   manager().Close(s->id(), nullptr);
   EXPECT_EQ(ErrorOf([&] { manager().Find(s->id()); }).first, grpc::StatusCode::NOT_FOUND);
