@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "server/serial_label.h"
+
 namespace onemodel::server {
 namespace {
 
@@ -45,7 +47,7 @@ double Milliseconds(std::chrono::nanoseconds d) {
 void AddFields(const LogFields& f, nlohmann::ordered_json& line) {
   if (!f.request_id.empty()) line["request_id"] = f.request_id;
   if (!f.rpc.empty()) line["rpc"] = f.rpc;
-  if (f.session_serial != 0) line["session"] = "s" + std::to_string(f.session_serial);
+  if (f.session_serial != 0) line["session"] = SerialLabel('s', f.session_serial);
   if (!f.status.empty()) line["status"] = f.status;
   if (f.duration) line["duration_ms"] = Milliseconds(*f.duration);
   if (f.duration && f.queued) {

@@ -8,6 +8,7 @@
 #include "core/common/cancellation.h"
 #include "server/logging.h"
 #include "server/rpc_error.h"
+#include "server/serial_label.h"
 
 namespace onemodel::server {
 namespace {
@@ -132,7 +133,7 @@ std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
     for (char c : sent) printable &= c > 0x20 && c < 0x7F && c != '"' && c != '\\';
     if (printable) return std::string(sent);
   }
-  return "r" + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
+  return SerialLabel('r', next.fetch_add(1, std::memory_order_relaxed));
 }
 
 void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status) const {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/serial_label.h"
+
 namespace onemodel::server {
 namespace {
 
@@ -58,7 +60,7 @@ json SessionsJson(const ServerSnapshot& server) {
   json rows = json::array();
   for (size_t i = 0; i < shown; ++i) {
     const SessionSnapshot& s = *sessions[i];
-    rows.push_back({{"session", "s" + std::to_string(s.serial)},
+    rows.push_back({{"session", SerialLabel('s', s.serial)},
                     {"kernels", s.kernel_variant},
                     {"memory_bytes", MemoryBytes(s)},
                     {"charged_bytes", s.charged_bytes},
