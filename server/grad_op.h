@@ -8,7 +8,7 @@
 // refused once the first freed the graph).
 //
 //   GradientCache gradients(session.ArenaContext());
-//   Tensor g = spec->run(OpCall(inputs, attributes, ctx, &gradients));
+//   Tensor g = spec->run(OpCall(*spec, inputs, attributes, ctx, &gradients));
 #pragma once
 
 #include <memory>

@@ -531,8 +531,11 @@ const v1::Attribute* OpCall::Get(std::string_view name, Kind kind) const {
   auto it = attributes_.find(std::string(name));
   if (it == attributes_.end()) return nullptr;
   if (it->second.value_case() != kind) {
+    const auto known = std::find_if(spec_.attributes.begin(), spec_.attributes.end(),
+                                    [&](const AttrSpec& a) { return a.name == name; });
     Fail("attribute '" + std::string(name) + "' must be " + std::string(KindName(kind)) + " (got " +
-         std::string(KindName(it->second.value_case())) + ")");
+         std::string(KindName(it->second.value_case())) + ")" +
+         (known == spec_.attributes.end() ? "" : ": " + std::string(known->doc)));
   }
   return &it->second;
 }

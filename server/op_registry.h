@@ -29,13 +29,15 @@ namespace onemodel::server {
 using AttributeMap = google::protobuf::Map<std::string, v1::Attribute>;
 class GradientCache;  // server/grad_op.h
 
-// One invocation: the inputs, the attributes and typed readers for them.
+struct OpSpec;
+
+// One invocation of the operation `spec`: the inputs, the attributes and typed readers for them.
 class OpCall {
  public:
   // `gradients`: the Run's backward pass kept for its Grad operations (null outside a Run).
-  OpCall(std::span<const Tensor> inputs, const AttributeMap& attributes, const OpContext& ctx,
-         GradientCache* gradients = nullptr)
-      : inputs_(inputs), attributes_(attributes), ctx_(ctx), gradients_(gradients) {}
+  OpCall(const OpSpec& spec, std::span<const Tensor> inputs, const AttributeMap& attributes,
+         const OpContext& ctx, GradientCache* gradients = nullptr)
+      : spec_(spec), inputs_(inputs), attributes_(attributes), ctx_(ctx), gradients_(gradients) {}
 
   const Tensor& in(int i) const { return inputs_[static_cast<size_t>(i)]; }
   // Inputs i, i+1, ...: a variadic input's tensors.
@@ -60,10 +62,12 @@ class OpCall {
   std::vector<int> Ints32(std::string_view name, std::vector<int> fallback) const;
 
  private:
-  // The attribute `name` holding `kind`, or null when absent; throws on another type.
+  // The attribute `name` holding `kind`, or null when absent; throws on another type, saying
+  // what the attribute means (Cast's 'to' is a type code).
   const v1::Attribute* Get(std::string_view name, v1::Attribute::ValueCase kind) const;
   [[noreturn]] void Fail(const std::string& message) const;
 
+  const OpSpec& spec_;
   std::span<const Tensor> inputs_;
   const AttributeMap& attributes_;
   const OpContext& ctx_;

@@ -164,8 +164,8 @@ void ExecuteRun(Session& session, const v1::RunRequest& request, int64_t max_ope
       const Placement placement = PlacementOf(op.placement(), Placement::kArena);
       const OpContext oc =
           placement == Placement::kPool ? session.PoolContext() : session.ArenaContext();
-      const Tensor y =
-          Place(session, placement, spec->run(OpCall(inputs, op.attributes(), oc, &gradients)));
+      const Tensor y = Place(session, placement,
+                             spec->run(OpCall(*spec, inputs, op.attributes(), oc, &gradients)));
       owns.push_back(OwnsBuffer(y, inputs));
       placements.push_back(placement);
       results.push_back(y);

@@ -140,7 +140,7 @@ class OpCatalogTest : public ::testing::Test {
     for (const auto& [k, v] : attributes) map[k] = v;
     const std::vector<Tensor> inputs = Inputs(spec, requires_grad);
     CheckSignature(spec, static_cast<int>(inputs.size()), map);
-    return spec.run(OpCall(inputs, map, ctx_));
+    return spec.run(OpCall(spec, inputs, map, ctx_));
   }
   // The required attributes of `op` with working values.
   std::map<std::string, v1::Attribute> Required(const v1::OperationSpec& op) {
