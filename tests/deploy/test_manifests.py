@@ -83,7 +83,7 @@ def test_ports_agree_across_flags_container_services_probes_and_scrape_annotatio
     ports = {p['name']: p['containerPort'] for p in c['ports']}
     assert flags(base)['ONEMODEL_LISTEN'] == '0.0.0.0:%d' % ports['grpc']
     assert flags(base)['ONEMODEL_METRICS_LISTEN'] == '0.0.0.0:%d' % ports['metrics']
-    assert flags(base)['ONEMODEL_STATUS_PAGE'] == 'off', 'the status page would face the pod network'
+    assert flags(base)['ONEMODEL_STATUS_PAGE'] == 'off', 'the status page would face the network'
     assert c['readinessProbe']['grpc']['port'] == ports['grpc']
     assert c['readinessProbe']['grpc']['service'] == 'onemodel.v1.OneModel'
     assert c['livenessProbe']['grpc']['port'] == ports['grpc']
