@@ -1,6 +1,5 @@
 #include "server/op_registry.h"
 
-#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -31,6 +30,14 @@ namespace onemodel::server {
 namespace {
 
 using Kind = v1::Attribute::ValueCase;
+
+// The attribute of `spec` called `name`, or null when it takes none of that name.
+const AttrSpec* FindAttribute(const OpSpec& spec, std::string_view name) {
+  for (const AttrSpec& a : spec.attributes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
 
 std::string_view KindName(Kind kind) {
   switch (kind) {
@@ -531,11 +538,10 @@ const v1::Attribute* OpCall::Get(std::string_view name, Kind kind) const {
   auto it = attributes_.find(std::string(name));
   if (it == attributes_.end()) return nullptr;
   if (it->second.value_case() != kind) {
-    const auto known = std::find_if(spec_.attributes.begin(), spec_.attributes.end(),
-                                    [&](const AttrSpec& a) { return a.name == name; });
+    const AttrSpec* known = FindAttribute(spec_, name);
     Fail("attribute '" + std::string(name) + "' must be " + std::string(KindName(kind)) + " (got " +
          std::string(KindName(it->second.value_case())) + ")" +
-         (known == spec_.attributes.end() ? "" : ": " + std::string(known->doc)));
+         (known ? ": " + std::string(known->doc) : ""));
   }
   return &it->second;
 }
@@ -643,9 +649,7 @@ void CheckSignature(const OpSpec& spec, int inputs, const AttributeMap& attribut
                           std::to_string(inputs) + ")");
   }
   for (const auto& [name, value] : attributes) {
-    const std::string& given = name;  // (clang 14 cannot capture a structured binding)
-    const auto known_name = [&](const AttrSpec& a) { return a.name == given; };
-    if (std::any_of(spec.attributes.begin(), spec.attributes.end(), known_name)) continue;
+    if (FindAttribute(spec, name)) continue;
     std::string known;
     for (const AttrSpec& a : spec.attributes)
       known += (known.empty() ? "" : ", ") + std::string(a.name);
