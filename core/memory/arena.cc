@@ -15,11 +15,15 @@ Arena::Arena(BufferPool& pool, int64_t chunk_bytes, MemoryBudget* budget)
                           " and " + std::to_string(kMaxBufferBytes) + " bytes (got " +
                           std::to_string(chunk_bytes) + ")");
   }
+  resets_ = pool.TakeResetCounter();
 }
 
 Arena::~Arena() {
-  for (size_t i = 0; i < live_count(); ++i) headers_[i]->AdvanceGeneration();
-  for (Buffer* b : headers_) pool_.ReleaseHeader(b);
+  for (Buffer* b : headers_) {
+    b->LeaveArena();
+    pool_.ReleaseHeader(b);  // advances the generation: the live ones' handles become stale
+  }
+  pool_.GiveResetCounter(resets_);
   ReleaseChunks();
 }
 
@@ -86,6 +90,7 @@ Buffer* Arena::AllocateSlow(int64_t length, bool zero) {
     }
     Buffer* const header = pool_.AcquireHeader();
     header->size_class_ = -1 - static_cast<int32_t>(headers_.size());
+    header->JoinArena(resets_);
     headers_.push_back(header);
     ++growth_events_;
     headers_held_ = headers_.size();
@@ -177,20 +182,20 @@ void Arena::Rewind() {
 void Arena::Reset() {
   int64_t overruns = 0;
   const size_t live = live_count();
-  // Last allocated first: the next run takes the headers from the first again, and those are
-  // then the ones still in the cache (halves the misses of a run larger than the L1 cache).
-  for (Buffer **it = headers_.data() + live, **first = headers_.data(); it != first;) {
-    Buffer* b = *--it;
-    if constexpr (kChecked) {
+  if constexpr (kChecked) {
+    for (size_t i = 0; i < live; ++i) {
+      Buffer* b = headers_[i];
       if (b->owner_ == this && !internal::CanaryIntact(*b)) ++overruns;
       std::memset(b->data_, std::to_integer<int>(kPoisonByte), static_cast<size_t>(b->capacity()));
     }
-    b->AdvanceGeneration();  // the owner stays: Rents() now says no, by the index
   }
+  // One store makes every handle stale (Buffer::generation adds the count); the headers keep
+  // their owner, and Rents() now says no by the index.
+  resets_->resets.store(resets_->resets.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_release);
   retired_allocations_ += static_cast<int64_t>(live);
   peak_used_bytes_ = std::max(peak_used_bytes_, used_bytes());
   used_before_chunk_ = 0;
-  ++resets_;
   current_ = 0;
   SetPosition(0, 0);
   PlaceCursor();
@@ -207,7 +212,7 @@ ArenaStats Arena::Stats() const {
   for (const Buffer* c : chunks_) s.reserved_bytes += c->length();
   s.used_bytes = used_bytes();
   s.peak_used_bytes = std::max(peak_used_bytes_, s.used_bytes);
-  s.resets = resets_;
+  s.resets = static_cast<int64_t>(resets_->resets.load(std::memory_order_relaxed));
   s.allocations = retired_allocations_ + static_cast<int64_t>(live_count());
   s.growth_events = growth_events_;
   return s;

@@ -43,7 +43,7 @@ class Arena final : public Allocator, public BufferOwner {
   // is given (a growth that would exceed it throws MemoryLimitException).
   explicit Arena(BufferPool& pool, int64_t chunk_bytes = kDefaultChunkBytes,
                  MemoryBudget* budget = nullptr);
-  // Makes every tensor stale and returns chunks and headers to the pool.
+  // Makes every tensor stale and returns chunks, headers and the reset counter to the pool.
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
@@ -83,8 +83,9 @@ class Arena final : public Allocator, public BufferOwner {
   // owner's, already released or reset) is left alone: BufferLedger::ReleaseIfOwned's rule.
   bool FreeIfOwned(Buffer* buffer, uint64_t generation);
 
-  // Reclaims every allocation; all their handles become stale. In CHECKED builds verifies
-  // every canary and, after the reset is complete, throws BufferOverrunException if one broke.
+  // Reclaims every allocation; all their handles become stale. Constant time: one store to
+  // the reset counter every header adds to its generation. In CHECKED builds verifies every
+  // canary and, after the reset is complete, throws BufferOverrunException if one broke.
   void Reset();
 
   // Reset(), then gives every chunk back to the pool (and the budget): the arena holds no
@@ -163,7 +164,8 @@ class Arena final : public Allocator, public BufferOwner {
   std::vector<Buffer*> headers_;
   int64_t used_before_chunk_ = 0;  // bytes handed out in chunks before the current one
   int64_t peak_used_bytes_ = 0;
-  int64_t resets_ = 0;
+  // Counts Reset() calls; every header this arena holds has joined it (Buffer::JoinArena).
+  ResetCounter* resets_ = nullptr;
   int64_t retired_allocations_ = 0;  // allocations no longer live (reset or rewound)
   int64_t growth_events_ = 0;
 };

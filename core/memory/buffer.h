@@ -46,7 +46,15 @@ class BufferOwner {
   ~BufferOwner() = default;
 };
 
-// One cache line: an arena's allocation and reset touch one line per header, and headers
+// How many times an arena was reset. Every header the arena holds adds it to its own
+// generation (Buffer::generation), so a reset makes all their handles stale with one store
+// instead of one per header. Counters belong to a BufferPool and live as long as its headers,
+// so a reader racing with a header's move out of an arena still reads a live counter.
+struct alignas(64) ResetCounter {
+  std::atomic<uint64_t> resets{0};
+};
+
+// One cache line: an arena's allocation touches one line per header, and headers
 // never share a line (no false sharing between a version bump and a neighbour's generation).
 class alignas(64) Buffer {
  public:
@@ -60,8 +68,15 @@ class alignas(64) Buffer {
   int64_t length() const { return static_cast<uint32_t>(extent_); }
   // Bytes of the block (the size class, or the arena slice), at least length() + canary.
   int64_t capacity() const { return static_cast<int64_t>(extent_ >> 32); }
-  // Increases whenever the buffer is returned or its arena reset.
-  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Increases whenever the buffer is returned or its arena reset: the header's own count,
+  // plus its arena's resets while an arena holds it. Any thread may read it at any time.
+  uint64_t generation() const {
+    const uint64_t own = generation_.load(std::memory_order_acquire);
+    const uintptr_t link = link_.load(std::memory_order_acquire);
+    if (!(link & kArenaTag)) return own;
+    return own + reinterpret_cast<const ResetCounter*>(link ^ kArenaTag)
+                     ->resets.load(std::memory_order_acquire);
+  }
   // Write counter shared by every view (spec 7): 0 at rent.
   uint64_t version() const { return std::atomic_ref(version_).load(std::memory_order_relaxed); }
   // Counts one tracked write.
@@ -82,6 +97,25 @@ class alignas(64) Buffer {
   // time), so a plain increment published with release ordering suffices: no locked RMW.
   void AdvanceGeneration() {
     generation_.store(generation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+
+  // Joins the arena whose resets `counter` counts: from now on each of them advances the
+  // generation too. The generation does not move here (own + a count that starts at 0 or
+  // only grew is at least own), so the handles a header had before stay stale.
+  void JoinArena(const ResetCounter* counter) {
+    link_.store(reinterpret_cast<uintptr_t>(counter) | kArenaTag, std::memory_order_release);
+  }
+  // Leaves the arena, folding its resets into the header's own count: the generation a
+  // reader sees only grows on the way (both stores publish a value at least the one before).
+  void LeaveArena() {
+    generation_.store(generation(), std::memory_order_release);
+    link_.store(0, std::memory_order_release);
+  }
+
+  // A ledger's previous rented buffer (link_ holds it while the header is in a ledger).
+  Buffer* prev() const { return reinterpret_cast<Buffer*>(link_.load(std::memory_order_relaxed)); }
+  void set_prev(Buffer* b) {
+    link_.store(reinterpret_cast<uintptr_t>(b), std::memory_order_relaxed);
   }
 
   // Sets length() and capacity() with one store.
@@ -119,9 +153,13 @@ class alignas(64) Buffer {
   alignas(16) mutable uint64_t version_ = 0;
   BufferOwner* owner_ = nullptr;
   std::atomic<uint64_t> generation_{0};
-  // Intrusive links: the pool's free lists, or a ledger's list of rented buffers.
+  // Intrusive link: the pool's free lists, or a ledger's list of rented buffers.
   Buffer* next_ = nullptr;
-  Buffer* prev_ = nullptr;
+  // While a ledger holds the header, its previous buffer (set_prev); while an arena holds it,
+  // the arena's ResetCounter tagged with kArenaTag (headers and counters are 64-byte aligned,
+  // so bit 0 is free); otherwise 0. Atomic because generation() reads it from any thread.
+  std::atomic<uintptr_t> link_{0};
+  static constexpr uintptr_t kArenaTag = 1;
   uint32_t id_ = 0;          // headers are never freed, so 2^32 of them would be 256 GiB
   // Pool class of data_; negative when data_ belongs to an arena chunk: -1 - the header's
   // index in its arena's list, or -1 outside any arena.

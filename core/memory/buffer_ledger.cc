@@ -27,9 +27,9 @@ Buffer* BufferLedger::Allocate(int64_t length, bool zero) {
   }
   b->owner_ = this;
   std::lock_guard guard(mutex_);
-  b->prev_ = nullptr;
+  b->set_prev(nullptr);
   b->next_ = head_;
-  if (head_) head_->prev_ = b;
+  if (head_) head_->set_prev(b);
   head_ = b;
   ++rented_buffers_;
   rented_bytes_ += length;
@@ -37,12 +37,13 @@ Buffer* BufferLedger::Allocate(int64_t length, bool zero) {
 }
 
 void BufferLedger::Unlink(Buffer* b) {
-  if (b->prev_)
-    b->prev_->next_ = b->next_;
+  if (Buffer* prev = b->prev())
+    prev->next_ = b->next_;
   else
     head_ = b->next_;
-  if (b->next_) b->next_->prev_ = b->prev_;
-  b->prev_ = b->next_ = nullptr;
+  if (b->next_) b->next_->set_prev(b->prev());
+  b->set_prev(nullptr);
+  b->next_ = nullptr;
   b->owner_ = &pool_;
   --rented_buffers_;
   rented_bytes_ -= b->length();

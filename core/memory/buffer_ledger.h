@@ -63,7 +63,7 @@ class BufferLedger final : public Allocator, public BufferOwner {
   BufferPool& pool_;
   MemoryBudget* const budget_;
   mutable std::mutex mutex_;
-  Buffer* head_ = nullptr;  // doubly linked through Buffer::prev_/next_
+  Buffer* head_ = nullptr;  // doubly linked through Buffer::prev()/next_
   int64_t rented_buffers_ = 0;
   int64_t rented_bytes_ = 0;
   int64_t leaked_ = 0;

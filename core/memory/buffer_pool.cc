@@ -159,6 +159,20 @@ void BufferPool::PushHeader(Buffer* header) {
   free_headers_ = header;
 }
 
+ResetCounter* BufferPool::TakeResetCounter() {
+  std::lock_guard guard(header_mutex_);
+  if (free_reset_counters_.empty()) return &reset_counters_.emplace_back();
+  ResetCounter* counter = free_reset_counters_.back();
+  free_reset_counters_.pop_back();
+  counter->resets.store(0, std::memory_order_relaxed);
+  return counter;
+}
+
+void BufferPool::GiveResetCounter(ResetCounter* counter) {
+  std::lock_guard guard(header_mutex_);
+  free_reset_counters_.push_back(counter);
+}
+
 PoolStats BufferPool::Stats() const {
   PoolStats s;
   s.max_idle_bytes = max_idle_bytes_;

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -89,6 +90,11 @@ class BufferPool final : public Allocator, public BufferOwner {
   Buffer* AcquireHeader();
   // Gives a header from AcquireHeader() back; its generation increases.
   void ReleaseHeader(Buffer* header);
+  // A reset counter at 0 for an arena, kept until GiveResetCounter(); it lives as long as the
+  // pool, so a header that held it can always read it.
+  ResetCounter* TakeResetCounter();
+  // Gives a counter back once no header holds it (Buffer::LeaveArena).
+  void GiveResetCounter(ResetCounter* counter);
 
  private:
   // One cache line per class. Counters one Rent or Release updates together are never
@@ -183,6 +189,8 @@ class BufferPool final : public Allocator, public BufferOwner {
   Buffer* free_headers_ = nullptr;
   std::vector<std::unique_ptr<Buffer[]>> header_slabs_;
   uint32_t next_header_id_ = 1;
+  std::deque<ResetCounter> reset_counters_;  // a deque: taking one never moves the others
+  std::vector<ResetCounter*> free_reset_counters_;
 };
 
 }  // namespace onemodel

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/common/exceptions.h"
@@ -358,9 +360,9 @@ TEST(ArenaTest, AReusedHeaderComesBackAtVersionZeroWithItsNewPlace) {
   EXPECT_EQ(arena.Stats().allocations, 4);  // over the arena's life
 }
 
-// Reset() advances each header's generation and nothing else (one store per header): the
-// header keeps its arena as owner, and whether it is rented comes from its index against the
-// headers handed out since the reset.
+// Reset() touches no header (one store to the arena's reset counter): the header keeps its
+// arena as owner, and whether it is rented comes from its index against the headers handed
+// out since the reset.
 TEST(ArenaTest, AResetHeaderKeepsItsOwnerButIsNoLongerRented) {
   BufferPool pool;
   Arena arena(pool);
@@ -384,6 +386,93 @@ TEST(ArenaTest, AResetHeaderKeepsItsOwnerButIsNoLongerRented) {
   EXPECT_FALSE(arena.Rents(*a));
   EXPECT_EQ(a->owner(), nullptr);
   EXPECT_EQ(arena.Stats().allocations, 3);
+}
+
+// Every header the arena holds, live or spare, gains one generation per reset: the count is
+// the arena's, added to each header's own.
+TEST(ArenaTest, EachResetAdvancesEveryHeldHeaderByOne) {
+  BufferPool pool;
+  Arena arena(pool);
+  Buffer* a = arena.Allocate(100);
+  Buffer* b = arena.Allocate(100);
+  arena.Reset();
+  ASSERT_EQ(arena.Allocate(100), a);  // b stays spare
+  const uint64_t ga = a->generation(), gb = b->generation();
+  for (int i = 0; i < 3; ++i) arena.Reset();
+  EXPECT_EQ(a->generation(), ga + 3);
+  EXPECT_EQ(b->generation(), gb + 3);
+  arena.Allocate(100);
+  arena.Release(arena.Allocate(100));  // b: its own count moves too
+  EXPECT_EQ(b->generation(), gb + 4);
+  EXPECT_EQ(arena.Stats().resets, 4);
+}
+
+// A header that leaves an arena keeps the resets it saw: in the pool, and in the next arena
+// that takes it (whose reset counter may be the first one's, reused from 0), its generation
+// is past every handle it had.
+TEST(ArenaTest, AHeaderThatLeavesAnArenaNeverReturnsToAnOldGeneration) {
+  BufferPool pool;
+  Buffer* header;
+  uint64_t last;
+  {
+    Arena first(pool);
+    header = first.Allocate(100);
+    for (int i = 0; i < 5; ++i) {
+      first.Reset();
+      ASSERT_EQ(first.Allocate(100), header);
+    }
+    last = header->generation();
+  }
+  EXPECT_GT(header->generation(), last) << "the arena's end makes its handles stale";
+  Arena second(pool);
+  EXPECT_EQ(second.Stats().resets, 0) << "a reused counter starts over";
+  ASSERT_EQ(second.Allocate(100), header) << "the pool hands the same header out again";
+  EXPECT_GT(header->generation(), last);
+}
+
+// A pool block's header whose block was freed can go to an arena next; what the pool's
+// handles saw stays behind.
+TEST(ArenaTest, AHeaderFromThePoolKeepsItsPoolHandlesStale) {
+  BufferPool pool;
+  Buffer* p = pool.Rent(100);
+  const uint64_t g = p->generation();
+  pool.Release(p);
+  pool.Trim();  // frees the block: the header goes back to the pool's spare headers
+  Arena arena(pool);
+  ASSERT_EQ(arena.Allocate(100), p);
+  const uint64_t in_arena = p->generation();
+  EXPECT_GT(in_arena, g);
+  arena.Reset();
+  EXPECT_GT(p->generation(), in_arena);
+}
+
+// generation() may run on any thread (a stale handle is checked wherever it is used) while
+// the header moves between the pool and arenas that reset it. It never shows a generation a
+// handle had before, and ThreadSanitizer sees every access as atomic.
+TEST(ArenaTest, AStaleHandleStaysStaleWhileItsHeaderMovesBetweenArenas) {
+  BufferPool pool;
+  Buffer* header = pool.Rent(64);
+  const uint64_t stale = header->generation();
+  pool.Release(header);
+  pool.Trim();
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> matches{0};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      if (header->generation() == stale) matches.fetch_add(1);
+    }
+  });
+  for (int round = 0; round < 2000; ++round) {
+    Arena arena(pool, 4096);
+    for (int run = 0; run < 3; ++run) {
+      arena.Allocate(64);
+      arena.Reset();
+    }
+  }
+  done = true;
+  reader.join();
+  EXPECT_EQ(matches.load(), 0);
+  EXPECT_GT(header->generation(), stale);
 }
 
 // A header another arena holds is not this one's, whatever its index.
