@@ -1,9 +1,9 @@
 """scripts/bench's driver: runs every comparison of issue 9 in one run and writes
 bench-results.json ({"machine": {...}, "results": [...]}) and the same as a table.
 
-Kernel, memory and autograd entries (entries.py) are timed by three runner processes
-speaking one protocol (compare_runner.cc): ours in C++, PyTorch in /usr/bin/python3, ONNX
-Runtime in node. Each entry takes ROUNDS rounds; a round samples our side and the baseline
+Kernel, memory and autograd entries (entries.py) are timed by runner processes speaking one
+protocol (compare_runner.cc): ours in C++ (and the same binary with mimalloc preloaded, for
+the allocator entries), PyTorch in /usr/bin/python3, ONNX Runtime in node. Each entry takes ROUNDS rounds; a round samples our side and the baseline
 once each, in turn (the order flips every round; extra figures such as mimalloc rotate in
 too), so drift and other load hit both alike. Figures are medians over the rounds; "ratio"
 is the median of the per-round ratios, always "how many times better we are": ours /
@@ -13,6 +13,7 @@ rpc_bench, which alternates its own sides the same way.
     /usr/bin/python3 bench/compare/compare.py --bin build/release [--quick] [--out FILE]
 """
 import argparse
+import ctypes.util
 import datetime
 import json
 import os
@@ -30,7 +31,16 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RATES = {"GB/s": 1e9, "GFLOPS": 1e9}
 SETTLE_SECONDS = 0.25
 # machine keys of the JSON <- the runner whose "info" reply fills them
-INFO_KEYS = [("ours", "ours"), ("torch", "torch"), ("onnxruntime", "ort"), ("python_client", "py")]
+INFO_KEYS = [("ours", "ours"), ("mimalloc", "mimalloc"), ("torch", "torch"),
+             ("onnxruntime", "ort"), ("python_client", "py")]
+
+
+def mimalloc_library():
+    """The soname of Debian's libmimalloc, for LD_PRELOAD (exits with advice if missing)."""
+    name = ctypes.util.find_library("mimalloc")
+    if not name:
+        sys.exit("compare.py: libmimalloc is not installed (scripts/install-deps installs it)")
+    return name
 
 
 class Runner:
@@ -210,8 +220,11 @@ def main():
     py_env = dict(env, ONEMODELD=os.path.join(args.bin, "server/onemodeld"),
                   PYTHONPATH=os.pathsep.join([os.path.join(args.bin, "client/python/gen"),
                                               os.path.join(ROOT, "client/python")]))
+    runner_bin = os.path.join(args.bin, "bench/compare_runner")
     argvs = {
-        "ours": ([os.path.join(args.bin, "bench/compare_runner")], env),
+        "ours": ([runner_bin], env),
+        "mimalloc": ([runner_bin], dict(env, LD_PRELOAD=mimalloc_library()) if "mimalloc" in needed
+                     else env),
         "torch": (["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")], env),
         "ort": (["node", os.path.join(HERE, "ort_runner.mjs")], env),
         "py": (["/usr/bin/python3", os.path.join(HERE, "py_client_runner.py")], py_env),

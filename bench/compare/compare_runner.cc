@@ -10,10 +10,12 @@
 //
 //   build/release/bench/compare/compare_runner    # then e.g. "add_16m 0.05"
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -36,13 +38,23 @@ struct Ready {
   int calls = 1;
 };
 
-// Prints what this side runs: kernels, threads, BLAS and its core type.
+// The file name of the library whose malloc this process calls ("libc.so.6" for glibc's).
+std::string MallocLibrary() {
+  Dl_info where{};
+  void* (*const resolved)(size_t) = &std::malloc;
+  if (!dladdr(reinterpret_cast<void*>(resolved), &where) || !where.dli_fname) return "unknown";
+  const std::string path = where.dli_fname;
+  return path.substr(path.find_last_of('/') + 1);
+}
+
+// Prints what this side runs: kernels, threads, BLAS and its core type, the malloc.
 void PrintInfo() {
   const FastKernels fast(BestTarget());
   const Json info = {{"fast_kernels", fast.name()},
                      {"threads", ThreadPool::Shared().threads()},
                      {"blas", BlasDescription()},
-                     {"blas_threads", openblas_get_num_threads()}};
+                     {"blas_threads", openblas_get_num_threads()},
+                     {"malloc", MallocLibrary()}};
   std::printf("%s\n", JsonText({{"info", info}}).c_str());
 }
 

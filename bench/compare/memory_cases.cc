@@ -1,19 +1,19 @@
 // compare_runner's memory cases: 1024 rent/return pairs per call, from onemodel's BufferPool
-// and Arena and from glibc malloc/free and mimalloc (Debian's libmimalloc, called directly
-// as mi_malloc/mi_free, not interposed). Memory is not touched, as in bench/memory_bench.cc:
-// these time the allocators' bookkeeping (and for glibc at 16 MiB, its mmap/munmap).
+// and Arena and from the process's malloc/free: glibc's, as in onemodeld. compare.py times
+// mimalloc by running the same cases in a second compare_runner with Debian's libmimalloc
+// preloaded, so it is the whole process's allocator, as it is deployed (linking it here would
+// make it that in this runner too: its exported malloc comes before glibc's). Memory is not
+// touched, as in bench/memory_bench.cc: these time the allocators' bookkeeping.
 //
-//   pool_64k, malloc_64k, mimalloc_64k, pool_16m, malloc_16m, mimalloc_16m:
-//       rent and return one buffer of that size
-//   arena_256, malloc_256, mimalloc_256: one 256-byte allocation (the arena resets every 1024)
+//   pool_64k, malloc_64k, pool_16m, malloc_16m: rent and return one buffer of that size
+//   arena_256, malloc_256: one 256-byte allocation (the arena resets every 1024)
 //   atomic_floor: what pool_64k's pair costs in locked instructions alone: two uncontended
 //       lock/unlock pairs (an exchange and a release store each), as Rent and Release take
 //       the pool's spin lock
-//   pool_mixed_2t, malloc_mixed_2t, mimalloc_mixed_2t: two threads at once, each holding 4
+//   pool_mixed_2t, malloc_mixed_2t: two threads at once, each holding 4
 //       blocks and replacing one per step (return it, take one of the next size) over a fixed
 //       sequence of sizes from 64 B to 16 MiB, log-uniform; one BufferPool shared by both
 #include <benchmark/benchmark.h>
-#include <mimalloc.h>
 
 #include <array>
 #include <atomic>
@@ -47,14 +47,13 @@ Case PoolCase(int64_t bytes) {
           }};
 }
 
-// alloc(bytes) then release(p), kPairsPerCall times.
-template <void* (*Alloc)(size_t), void (*Free)(void*)>
+// malloc(bytes) then free(p), kPairsPerCall times.
 Case MallocCase(size_t bytes) {
   return {kPairsPerCall, [=] {
             for (int i = 0; i < kPairsPerCall; ++i) {
-              void* p = Alloc(bytes);
+              void* p = std::malloc(bytes);
               benchmark::DoNotOptimize(p);
-              Free(p);
+              std::free(p);
             }
           }};
 }
@@ -158,7 +157,8 @@ Case PoolMixedTwoThreadsCase() {
 Case ArenaCase(int64_t bytes) {
   auto pool = std::make_shared<BufferPool>();
   auto arena = std::make_shared<Arena>(*pool);
-  return {kPairsPerCall, [=] {
+  // The pool is captured too: the arena uses it until it is destroyed.
+  return {kPairsPerCall, [pool, arena, bytes] {
             Arena& a = *arena;  // locals: the loop keeps them in registers
             const int64_t n = bytes;
             for (int i = 0; i < kPairsPerCall; ++i) benchmark::DoNotOptimize(a.Allocate(n)->data());
@@ -169,26 +169,19 @@ Case ArenaCase(int64_t bytes) {
 }  // namespace
 
 void AddMemoryCases(CaseRegistry& cases) {
-  constexpr auto kGlibc = MallocCase<std::malloc, std::free>;
-  constexpr auto kMimalloc = MallocCase<mi_malloc, mi_free>;
   for (const auto& [suffix, bytes] :
        {std::pair{"64k", size_t{64} << 10}, {"16m", size_t{16} << 20}}) {
     const std::string s = suffix;
     cases["pool_" + s] = [bytes] { return PoolCase(static_cast<int64_t>(bytes)); };
-    cases["malloc_" + s] = [bytes] { return kGlibc(bytes); };
-    cases["mimalloc_" + s] = [bytes] { return kMimalloc(bytes); };
+    cases["malloc_" + s] = [bytes] { return MallocCase(bytes); };
   }
   cases["arena_256"] = [] { return ArenaCase(256); };
-  cases["malloc_256"] = [] { return kGlibc(256); };
-  cases["mimalloc_256"] = [] { return kMimalloc(256); };
+  cases["malloc_256"] = [] { return MallocCase(256); };
   cases["atomic_floor"] = [] { return AtomicFloorCase(); };
   cases["pool_mixed_2t"] = [] { return PoolMixedTwoThreadsCase(); };
   cases["malloc_mixed_2t"] = [] {
     return MixedTwoThreadsCase([](size_t n) { return std::malloc(n); },
                                [](void* p) { std::free(p); });
-  };
-  cases["mimalloc_mixed_2t"] = [] {
-    return MixedTwoThreadsCase([](size_t n) { return mi_malloc(n); }, [](void* p) { mi_free(p); });
   };
 }
 
