@@ -24,6 +24,18 @@ class CheckedTest : public ::testing::Test {
   }
 };
 
+// A pool must outlive its arenas; CHECKED builds stop at the pool's end when one does not.
+TEST_F(CheckedTest, DestroyingAPoolThatAnArenaStillUsesAborts) {
+  EXPECT_DEATH(
+      {
+        auto* pool = new BufferPool;
+        auto* arena = new Arena(*pool);
+        arena->Allocate(64);
+        delete pool;
+      },
+      "BufferPool destroyed while 1 arena\\(s\\) still use it");
+}
+
 TEST_F(CheckedTest, FreshPoolMemoryReadsAs0xFF) {
   BufferPool pool;
   Buffer* b = pool.Rent(1000);
