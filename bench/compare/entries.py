@@ -74,9 +74,9 @@ ENTRIES = [
           settle=True),
     Entry("maxpool_vs_onnxruntime", "ms", ("ours", "maxpool_nchw"), ("ort", "maxpool_nchw"),
           "onnxruntime-node MaxPool NCHW (node time)", 1.0, "bandwidth"),
-    # No goal (issue 21): glibc's same-size pair needs no locked instruction in one thread, and
-    # spec 6 rules out the per-thread cache 3x would need; pool_64k_vs_atomic_floor says how
-    # close the pool is to its own floor (docs/performance.md).
+    # No goal (issue 21): it was set when this runner's "glibc" was in fact mimalloc (whose
+    # same-size pair needs no locked instruction); pool_64k_vs_atomic_floor says how close the
+    # pool is to its own floor (docs/performance.md).
     Entry("pool_64k_vs_malloc", "ns/op", ("ours", "pool_64k"), ("ours", "malloc_64k"),
           "glibc malloc/free 64 KiB", None, "bookkeeping",
           extra={"mimalloc": ("mimalloc", "malloc_64k")}),
