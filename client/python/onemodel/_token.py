@@ -12,6 +12,8 @@ import os
 from typing import Optional, Tuple
 
 TOKEN_FILE_ENV = 'ONEMODEL_TOKEN_FILE'
+# What "surrounding whitespace" is, as TokenInFile has it (not str.strip()'s Unicode spaces).
+_SPACE = ' \t\r\n'
 
 
 def bearer_token(token: Optional[str], token_file: Optional[str]) -> Optional[str]:
@@ -43,12 +45,12 @@ def _text(path: str, source: str) -> str:
 
 
 def _checked(token: str, source: str) -> str:
-    """`token` without surrounding whitespace; ValueError when that is empty, spans lines or
+    """`token` without surrounding spaces, tabs and line ends; ValueError when that is empty, spans lines or
     holds a character other than printable ASCII (gRPC refuses such a header)."""
     if not isinstance(token, str):
         raise TypeError('the bearer token (%s) must be a str, got %s'
                         % (source, type(token).__name__))
-    stripped = token.strip()
+    stripped = token.strip(_SPACE)
     if not stripped:
         raise ValueError('the bearer token (%s) is empty: pass the token the server was started '
                          'with (its --auth-token-file), or token=None for none' % source)

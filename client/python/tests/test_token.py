@@ -76,7 +76,9 @@ def test_async_client_takes_the_same_token_arguments(token_server, tmp_path, mon
 
 @pytest.mark.parametrize('token,message', [
     ('', 'is empty'), (' \n', 'is empty'), ('abc\ndef', 'spans several lines'),
-    ('abc\r\ndef', 'spans several lines'), ('ab\tc', "holds '\\\\t'"), ('tökén', "holds 'ö'")])
+    ('abc\r\ndef', 'spans several lines'), ('ab\tc', "holds '\\\\t'"), ('tökén', "holds 'ö'"),
+    # only spaces, tabs and line ends surround a token, as onemodeld's TokenInFile has it
+    ('tok\x0c', "holds '\\\\x0c'"), ('\u00a0tok', "holds '\\\\xa0'")])
 def test_unusable_tokens_are_refused_when_the_client_is_made(token, message):
     with pytest.raises(ValueError, match=r'the bearer token \(token=\) ' + message):
         onemodel.Client('127.0.0.1:1', token=token)
