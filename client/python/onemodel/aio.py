@@ -87,12 +87,14 @@ class AsyncClient:
 
 
 class AsyncSession:
-    """A session of an AsyncClient: put, get, run, op, backward, release, close."""
+    """A session of an AsyncClient: put, get, run, op, backward, release, keep_alive,
+    server_restarted, close."""
 
     def __init__(self, client: AsyncClient, reply: Any) -> None:
         self.client = client
         self.id = reply.session_id
         self.kernel_variant = reply.kernel_variant
+        self.server_instance_id = reply.server_instance_id
         self.max_message_bytes = reply.max_message_bytes or (64 << 20)
         self.metadata = client.metadata + ((SESSION_HEADER, self.id),)
         self.closed = False
@@ -187,6 +189,18 @@ class AsyncSession:
         """ReleaseTensors; returns how many were released."""
         req = pb.ReleaseTensorsRequest(session_id=self.id, handles=[_handle(h) for h in handles])
         return (await self._unary('ReleaseTensors', req)).released
+
+    async def keep_alive(self) -> Any:
+        """As Session.keep_alive: KeepAlive resets the idle timer; the reply names the server
+        instance."""
+        return await self._unary('KeepAlive', pb.KeepAliveRequest(session_id=self.id))
+
+    async def server_restarted(self) -> bool:
+        """As Session.server_restarted: whether the server answering now is not the one that
+        created the session, asked with Ping (which answers for a session that is gone, and
+        does not keep it alive)."""
+        reply = await self._unary('Ping', pb.PingRequest())
+        return bool(reply.server_instance_id != self.server_instance_id)
 
     async def close(self) -> Any:
         """As Session.close: CloseSession (once); the reply, or None when already closed by

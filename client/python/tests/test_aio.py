@@ -1,5 +1,6 @@
-"""The asyncio client (onemodel.aio): session, put, get, run, op, backward, release, close,
-streaming both ways, errors, and several sessions at once on one channel."""
+"""The asyncio client (onemodel.aio): session, put, get, run, op, backward, release,
+keep_alive, server_restarted, close, streaming both ways, errors, and several sessions at once
+on one channel."""
 
 import asyncio
 
@@ -73,6 +74,22 @@ def test_errors_and_close(server):
                 await s.get('p1.0000000000000000')
             return reply
     assert run(main()) is not None
+
+
+def test_keep_alive_and_server_restarted(server, client):
+    async def main():
+        async with AsyncClient(server.grpc) as c:
+            s = await c.session(idle_timeout_ms=7000)
+            assert s.server_instance_id == server.instance
+            reply = await s.keep_alive()
+            assert reply.server_instance_id == server.instance
+            assert reply.idle_timeout_ms == 7000
+            assert not await s.server_restarted()
+            await s.close()
+            with pytest.raises(onemodel.NotFound):
+                await s.keep_alive()
+            assert not await s.server_restarted()  # gone, but the same server answers
+    run(main())
 
 
 def test_leaving_the_block_of_a_session_already_gone(server, client):

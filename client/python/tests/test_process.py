@@ -1,6 +1,7 @@
 """onemodeld as a process: flags, environment, ready file, limits, idle expiry, auth, signals.
 Each test starts a server of its own."""
 
+import asyncio
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import pytest
 import onemodel
 from onemodel import pb, health_pb2
 from conftest import assert_error, start_server, stop_and_check
+from onemodel.aio import AsyncClient
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -183,12 +185,25 @@ def test_idle_sessions_expire(started):
 def test_session_of_a_restarted_server(started):
     first = started()
     c = onemodel.Client(first.grpc)  # not first.client(): stopping the server closes those
+    async def async_session():  # the asyncio client's, across the same restart
+        ac = AsyncClient(first.grpc)
+        return ac, await ac.session()
+    loop = asyncio.new_event_loop()
+    ac, s_async = loop.run_until_complete(async_session())
     with c.session() as s:
         assert not s.server_restarted()
+        assert not loop.run_until_complete(s_async.server_restarted())
         stop_and_check(first)
         second = started(listen_args=['--listen', first.grpc, '--metrics-listen', ''])
         c.wait_for_ready(10)
         assert s.server_restarted()
+        loop.run_until_complete(asyncio.wait_for(ac.channel.channel_ready(), 10))
+        assert loop.run_until_complete(s_async.server_restarted())
+        with pytest.raises(onemodel.NotFound):
+            loop.run_until_complete(s_async.keep_alive())
+        assert loop.run_until_complete(s_async.close()) is None
+        loop.run_until_complete(ac.close())
+        loop.close()
         with pytest.raises(onemodel.NotFound):
             s.keep_alive()
     assert s.closed  # leaving the block closed quietly: the session had gone with the server
