@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/common/exceptions.h"
@@ -430,14 +431,21 @@ TEST(ArenaTest, AHeaderThatLeavesAnArenaNeverReturnsToAnOldGeneration) {
   EXPECT_GT(header->generation(), last);
 }
 
+// A header that backed one of `pool`'s blocks, now among its spare headers (the block freed),
+// and the generation its handles had.
+std::pair<Buffer*, uint64_t> SpareHeaderOfAPoolBlock(BufferPool& pool) {
+  Buffer* p = pool.Rent(100);
+  const uint64_t g = p->generation();
+  pool.Release(p);
+  pool.Trim();
+  return {p, g};
+}
+
 // A pool block's header whose block was freed can go to an arena next; what the pool's
 // handles saw stays behind.
 TEST(ArenaTest, AHeaderFromThePoolKeepsItsPoolHandlesStale) {
   BufferPool pool;
-  Buffer* p = pool.Rent(100);
-  const uint64_t g = p->generation();
-  pool.Release(p);
-  pool.Trim();  // frees the block: the header goes back to the pool's spare headers
+  const auto [p, g] = SpareHeaderOfAPoolBlock(pool);
   Arena arena(pool);
   ASSERT_EQ(arena.Allocate(100), p);
   const uint64_t in_arena = p->generation();
@@ -451,10 +459,7 @@ TEST(ArenaTest, AHeaderFromThePoolKeepsItsPoolHandlesStale) {
 // handle had before, and ThreadSanitizer sees every access as atomic.
 TEST(ArenaTest, AStaleHandleStaysStaleWhileItsHeaderMovesBetweenArenas) {
   BufferPool pool;
-  Buffer* header = pool.Rent(64);
-  const uint64_t stale = header->generation();
-  pool.Release(header);
-  pool.Trim();
+  const auto [header, stale] = SpareHeaderOfAPoolBlock(pool);
   std::atomic<bool> done{false};
   std::atomic<int64_t> matches{0};
   std::thread reader([&] {
