@@ -16,6 +16,7 @@ Arena::Arena(BufferPool& pool, int64_t chunk_bytes, MemoryBudget* budget)
                           std::to_string(chunk_bytes) + ")");
   }
   resets_ = pool.TakeResetCounter();
+  resets_before_ = resets_->resets.load(std::memory_order_relaxed);
 }
 
 Arena::~Arena() {
@@ -212,7 +213,7 @@ ArenaStats Arena::Stats() const {
   for (const Buffer* c : chunks_) s.reserved_bytes += c->length();
   s.used_bytes = used_bytes();
   s.peak_used_bytes = std::max(peak_used_bytes_, s.used_bytes);
-  s.resets = static_cast<int64_t>(resets_->resets.load(std::memory_order_relaxed));
+  s.resets = static_cast<int64_t>(resets_->resets.load(std::memory_order_relaxed) - resets_before_);
   s.allocations = retired_allocations_ + static_cast<int64_t>(live_count());
   s.growth_events = growth_events_;
   return s;

@@ -164,8 +164,10 @@ class Arena final : public Allocator, public BufferOwner {
   std::vector<Buffer*> headers_;
   int64_t used_before_chunk_ = 0;  // bytes handed out in chunks before the current one
   int64_t peak_used_bytes_ = 0;
-  // Counts Reset() calls; every header this arena holds has joined it (Buffer::JoinArena).
+  // Counts Reset() calls (on top of its count when this arena took it: resets_before_);
+  // every header this arena holds has joined it (Buffer::JoinArena).
   ResetCounter* resets_ = nullptr;
+  uint64_t resets_before_ = 0;
   int64_t retired_allocations_ = 0;  // allocations no longer live (reset or rewound)
   int64_t growth_events_ = 0;
 };

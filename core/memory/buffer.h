@@ -46,10 +46,11 @@ class BufferOwner {
   ~BufferOwner() = default;
 };
 
-// How many times an arena was reset. Every header the arena holds adds it to its own
-// generation (Buffer::generation), so a reset makes all their handles stale with one store
+// Counts the resets of the arenas that held it. Every header an arena holds adds it to its
+// own generation (Buffer::generation), so a reset makes all their handles stale with one store
 // instead of one per header. Counters belong to a BufferPool and live as long as its headers,
-// so a reader racing with a header's move out of an arena still reads a live counter.
+// so a reader racing with a header's move out of an arena still reads a live counter, and they
+// only ever grow (a reused one is not reset), so that reader never sees a smaller count.
 struct alignas(64) ResetCounter {
   std::atomic<uint64_t> resets{0};
 };
@@ -69,10 +70,14 @@ class alignas(64) Buffer {
   // Bytes of the block (the size class, or the arena slice), at least length() + canary.
   int64_t capacity() const { return static_cast<int64_t>(extent_ >> 32); }
   // Increases whenever the buffer is returned or its arena reset: the header's own count,
-  // plus its arena's resets while an arena holds it. Any thread may read it at any time.
+  // plus its arena's resets while an arena holds it. Any thread may read it at any time and
+  // gets at least every value it had before the read began, even while the header leaves an
+  // arena: the link is read first, and LeaveArena stores the folded count before it clears
+  // the link, so a cleared link comes with the folded count; a link still set adds a counter
+  // that never goes back (counters are not reset when reused).
   uint64_t generation() const {
-    const uint64_t own = generation_.load(std::memory_order_acquire);
     const uintptr_t link = link_.load(std::memory_order_acquire);
+    const uint64_t own = generation_.load(std::memory_order_acquire);
     if (!(link & kArenaTag)) return own;
     return own + reinterpret_cast<const ResetCounter*>(link ^ kArenaTag)
                      ->resets.load(std::memory_order_acquire);
@@ -100,13 +105,13 @@ class alignas(64) Buffer {
   }
 
   // Joins the arena whose resets `counter` counts: from now on each of them advances the
-  // generation too. The generation does not move here (own + a count that starts at 0 or
-  // only grew is at least own), so the handles a header had before stay stale.
+  // generation too. The generation can only grow here (own plus a count), so the handles the
+  // header had before stay stale.
   void JoinArena(const ResetCounter* counter) {
     link_.store(reinterpret_cast<uintptr_t>(counter) | kArenaTag, std::memory_order_release);
   }
-  // Leaves the arena, folding its resets into the header's own count: the generation a
-  // reader sees only grows on the way (both stores publish a value at least the one before).
+  // Leaves the arena, folding its resets into the header's own count, then clearing the link
+  // (in this order: see generation()).
   void LeaveArena() {
     generation_.store(generation(), std::memory_order_release);
     link_.store(0, std::memory_order_release);

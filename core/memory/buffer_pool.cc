@@ -172,7 +172,6 @@ ResetCounter* BufferPool::TakeResetCounter() {
   if (free_reset_counters_.empty()) return &reset_counters_.emplace_back();
   ResetCounter* counter = free_reset_counters_.back();
   free_reset_counters_.pop_back();
-  counter->resets.store(0, std::memory_order_relaxed);
   return counter;
 }
 

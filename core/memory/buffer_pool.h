@@ -90,8 +90,8 @@ class BufferPool final : public Allocator, public BufferOwner {
   Buffer* AcquireHeader();
   // Gives a header from AcquireHeader() back; its generation increases.
   void ReleaseHeader(Buffer* header);
-  // A reset counter at 0 for an arena, kept until GiveResetCounter(); it lives as long as the
-  // pool, so a header that held it can always read it.
+  // A reset counter for an arena, kept until GiveResetCounter(); it lives as long as the pool,
+  // so a header that held it can always read it. A reused one keeps its count.
   ResetCounter* TakeResetCounter();
   // Gives a counter back once no header holds it (Buffer::LeaveArena).
   void GiveResetCounter(ResetCounter* counter);

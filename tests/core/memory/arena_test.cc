@@ -409,8 +409,8 @@ TEST(ArenaTest, EachResetAdvancesEveryHeldHeaderByOne) {
 }
 
 // A header that leaves an arena keeps the resets it saw: in the pool, and in the next arena
-// that takes it (whose reset counter may be the first one's, reused from 0), its generation
-// is past every handle it had.
+// that takes it (whose reset counter may be the first one's, reused), its generation is past
+// every handle it had.
 TEST(ArenaTest, AHeaderThatLeavesAnArenaNeverReturnsToAnOldGeneration) {
   BufferPool pool;
   Buffer* header;
@@ -426,7 +426,7 @@ TEST(ArenaTest, AHeaderThatLeavesAnArenaNeverReturnsToAnOldGeneration) {
   }
   EXPECT_GT(header->generation(), last) << "the arena's end makes its handles stale";
   Arena second(pool);
-  EXPECT_EQ(second.Stats().resets, 0) << "a reused counter starts over";
+  EXPECT_EQ(second.Stats().resets, 0) << "a reused counter's earlier resets are not this arena's";
   ASSERT_EQ(second.Allocate(100), header) << "the pool hands the same header out again";
   EXPECT_GT(header->generation(), last);
 }
@@ -478,6 +478,37 @@ TEST(ArenaTest, AStaleHandleStaysStaleWhileItsHeaderMovesBetweenArenas) {
   reader.join();
   EXPECT_EQ(matches.load(), 0);
   EXPECT_GT(header->generation(), stale);
+}
+
+// While a header moves in and out of arenas (and their counters are reused), a thread reading
+// its generation never sees less than a value already published when the read began: not the
+// header's own count without the arena's resets, nor with a reused counter's smaller count.
+TEST(ArenaTest, AReaderNeverSeesLessThanAGenerationAlreadyReached) {
+  BufferPool pool;
+  const auto [header, stale] = SpareHeaderOfAPoolBlock(pool);
+  std::atomic<uint64_t> reached{stale + 1};  // a value the header's generation has reached
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> below{0};
+  std::thread reader([&] {
+    while (!done.load(std::memory_order_relaxed)) {
+      const uint64_t floor = reached.load(std::memory_order_acquire);
+      if (header->generation() < floor) below.fetch_add(1);
+    }
+  });
+  for (int round = 0; round < 20000; ++round) {
+    {
+      Arena arena(pool, 4096);
+      ASSERT_EQ(arena.Allocate(64), header);
+      for (int run = 0; run < 3; ++run) {
+        arena.Reset();
+        reached.store(header->generation(), std::memory_order_release);
+      }
+    }
+    reached.store(header->generation(), std::memory_order_release);
+  }
+  done = true;
+  reader.join();
+  EXPECT_EQ(below.load(), 0);
 }
 
 // A header another arena holds is not this one's, whatever its index.
