@@ -220,6 +220,9 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
   flags.Number("slow-request-ms", &c->slow_request_ms, 0, 3600000,
                "a request that takes longer than this many milliseconds is logged (warning) with "
                "its time; 0: none is");
+  flags.Number("max-request-warnings-per-second", &c->max_request_warnings_per_second, 0, 1000000,
+               "failed or slow requests logged a second at most; the line after a pause says how "
+               "many were not; 0: all are");
   flags.Text("tls-cert", &c->tls_cert, "PEM server certificate chain; enables TLS")
       ->check(CLI::ExistingFile);
   flags.Text("tls-key", &c->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);

@@ -41,6 +41,8 @@ struct ServerConfig {
   std::string log_level = "info";
   std::string log_format = "text";  // text | json
   int64_t slow_request_ms = 1000;   // requests that take longer are logged (warning); 0: none
+  // Failed or slow requests logged a second at most (the rest are counted); 0: all are.
+  int64_t max_request_warnings_per_second = 100;
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;  // with it, clients must present a certificate it signed

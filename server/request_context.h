@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/log_rate_limit.h"
 #include "server/rpc_stats.h"
 
 namespace onemodel::server {
@@ -82,17 +83,23 @@ RequestPhases Split(const FinishedCall& call, std::chrono::nanoseconds duration)
 class CallObserver {
  public:
   // `methods` names the RpcStats method indices, in order. A call that takes longer than
-  // `slow_request` is logged as slow (0: none is).
+  // `slow_request` is logged as slow (0: none is). At most `warnings_per_second` calls a
+  // second are logged (0: all are; --max-request-warnings-per-second).
   CallObserver(RpcStats& stats, std::vector<std::string> methods,
-               std::chrono::milliseconds slow_request)
-      : stats_(stats), methods_(std::move(methods)), slow_request_(slow_request) {}
-  // Counts `call` with `status`; logs a warning when it failed, and one when it was slow.
+               std::chrono::milliseconds slow_request, int64_t warnings_per_second)
+      : stats_(stats),
+        methods_(std::move(methods)),
+        slow_request_(slow_request),
+        warnings_(warnings_per_second) {}
+  // Counts `call` with `status`; logs a warning when it failed, and one when it was slow,
+  // within the rate limit: the first call logged after some were held back says how many.
   void Finished(const FinishedCall& call, const grpc::Status& status) const;
 
  private:
   RpcStats& stats_;
   const std::vector<std::string> methods_;
   const std::chrono::milliseconds slow_request_;
+  mutable LogRateLimit warnings_;
 };
 
 }  // namespace onemodel::server

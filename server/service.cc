@@ -46,7 +46,8 @@ OneModelService::OneModelService(const ServerConfig& config, SessionManager& ses
     : config_(config),
       sessions_(sessions),
       rpc_stats_(rpc_stats),
-      observer_(rpc_stats, MethodNames(), std::chrono::milliseconds(config.slow_request_ms)),
+      observer_(rpc_stats, MethodNames(), std::chrono::milliseconds(config.slow_request_ms),
+                config.max_request_warnings_per_second),
       instance_id_(std::move(instance_id)),
       auth_token_(std::move(auth_token)) {}
 

@@ -2,6 +2,7 @@
 Each test starts a server of its own."""
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -306,3 +307,31 @@ def test_sigterm_ends_endless_streams_promptly():
         shutil.rmtree(s.workdir, ignore_errors=True)
     assert rc == 0, 'no clean exit within 8 s of SIGTERM with a WatchStats and a Health/Watch stream ' \
                     'open (exit code %s after %.1f s)\n%s' % (rc, waited, s.log_tail())
+
+
+def test_failed_calls_logged_at_most_the_rate_the_flag_allows(started):
+    """A client failing calls in a loop (stale handles) gets a few lines in the log, then a
+    count; every failure is still in the statistics."""
+    s = started('--max-request-warnings-per-second', '3', '--log-format', 'json')
+    with s.client() as c, c.session() as session:
+        x = session.put(np.ones(4, np.float32))
+        y = session.op('Neg', x)
+        session.reset_arena()
+        for _ in range(200):
+            with pytest.raises(onemodel.FailedPrecondition):
+                session.get(y)
+        time.sleep(0.4)  # earns one more line
+        with pytest.raises(onemodel.FailedPrecondition):
+            session.get(y)
+        errors = sum(m.errors for m in c.stats().rpcs)
+    with open(s.log_path, encoding='utf-8') as f:
+        lines = [json.loads(line) for line in f if line.startswith('{')]
+    failed = [line for line in lines if line['msg'].startswith('failed: ')]
+    held = [line for line in lines if 'request warning(s) not logged' in line['msg']]
+    assert 3 <= len(failed) <= 5
+    assert len(held) == 1
+    count = int(held[0]['msg'].split()[0])
+    assert held[0]['msg'] == ('%d request warning(s) not logged: over '
+                              '--max-request-warnings-per-second 3' % count)
+    assert count + len(failed) == 201
+    assert errors >= 201

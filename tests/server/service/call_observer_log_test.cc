@@ -2,10 +2,13 @@
 // each get a warning naming the request, its RPC, session, status and time (in JSON as fields
 // of their own, with the time waiting behind the session's earlier requests split out); a fast
 // successful call, an open-ended one (WatchStats) and any call with the threshold at 0 get none.
+// Over --max-request-warnings-per-second, calls are counted instead, and the next line logged
+// says how many were not.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/logging.h"
@@ -43,7 +46,7 @@ class CallObserverLog : public ::testing::Test {
 };
 
 TEST_F(CallObserverLog, AFailureIsLoggedWithItsFieldsAndTheTextStaysAsItWas) {
-  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0));
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0), 0);
   const FinishedCall call{.method = 1,
                           .start = steady_clock::now() - milliseconds(5),
                           .request_id = "r9",
@@ -67,7 +70,7 @@ TEST_F(CallObserverLog, AFailureIsLoggedWithItsFieldsAndTheTextStaysAsItWas) {
 }
 
 TEST_F(CallObserverLog, ACallThatReachedNoSessionNamesNone) {
-  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0));
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0), 0);
   const FinishedCall call{.method = 0, .start = steady_clock::now(), .request_id = "r2"};
   const grpc::Status status(grpc::StatusCode::UNAVAILABLE, "shutting down");
   EXPECT_TRUE(Logged(observer, call, status, "text")
@@ -78,7 +81,7 @@ TEST_F(CallObserverLog, ACallThatReachedNoSessionNamesNone) {
 }
 
 TEST_F(CallObserverLog, ASlowCallIsLoggedWithItsTimeSplit) {
-  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(60'000));
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(60'000), 0);
   const steady_clock::time_point start = steady_clock::now() - milliseconds(61'000);
   const FinishedCall call{.method = 1,
                           .start = start,
@@ -108,7 +111,7 @@ TEST_F(CallObserverLog, ASlowCallIsLoggedWithItsTimeSplit) {
 }
 
 TEST_F(CallObserverLog, ASlowFailureGetsBothLines) {
-  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(1));
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(1), 0);
   const FinishedCall call{.method = 0, .start = steady_clock::now() - milliseconds(50)};
   const std::vector<nlohmann::json> lines = JsonLines(
       Logged(observer, call, grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down"), "json"));
@@ -121,8 +124,8 @@ TEST_F(CallObserverLog, ASlowFailureGetsBothLines) {
 
 TEST_F(CallObserverLog, FastOpenEndedAndUnwatchedCallsAreNotLogged) {
   const CallObserver slow_after_a_minute(stats_, {"Ping", "Run", "WatchStats"},
-                                         milliseconds(60'000));
-  const CallObserver off(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0));
+                                         milliseconds(60'000), 0);
+  const CallObserver off(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0), 0);
   const steady_clock::time_point hour_ago = steady_clock::now() - std::chrono::hours(1);
   EXPECT_EQ(Logged(slow_after_a_minute, {.method = 1, .start = steady_clock::now()},
                    grpc::Status::OK, "json"),
@@ -131,6 +134,45 @@ TEST_F(CallObserverLog, FastOpenEndedAndUnwatchedCallsAreNotLogged) {
                    grpc::Status::OK, "json"),
             "");
   EXPECT_EQ(Logged(off, {.method = 1, .start = hour_ago}, grpc::Status::OK, "json"), "");
+}
+
+// A client failing calls on purpose gets its first `per_second` logged, then none until the
+// budget refills; the first line after that says how many were held back.
+TEST_F(CallObserverLog, OverTheRateFailuresAreCountedAndTheNextLineSaysHowMany) {
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0), 20);
+  const FinishedCall call{.method = 1, .start = steady_clock::now(), .session_serial = 3};
+  const grpc::Status stale(grpc::StatusCode::FAILED_PRECONDITION, "tensor 'a1.<tag>' is stale");
+  ConfigureLogging("info", "json");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 1000; ++i) observer.Finished(call, stale);
+  std::vector<nlohmann::json> lines = JsonLines(::testing::internal::GetCapturedStderr());
+  // 20 at once; a few more if the loop took long enough to earn them (1 per 50 ms).
+  ASSERT_GE(lines.size(), 20u);
+  ASSERT_LE(lines.size(), 25u);
+  for (const nlohmann::json& line : lines) EXPECT_EQ(line["status"], "FAILED_PRECONDITION");
+  const size_t logged = lines.size();
+  std::this_thread::sleep_for(milliseconds(120));  // earns 2
+  lines = JsonLines(Logged(observer, call, stale, "json"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["level"], "warning");
+  EXPECT_EQ(lines[0]["msg"], std::to_string(1000 - logged) +
+                                 " request warning(s) not logged: over "
+                                 "--max-request-warnings-per-second 20");
+  EXPECT_FALSE(lines[0].contains("session"));
+  EXPECT_EQ(lines[1]["msg"], "failed: tensor 'a1.<tag>' is stale");
+  EXPECT_EQ(stats_.Snapshot()[1].errors, 1001) << "the statistics count every one";
+}
+
+// 0 turns the limit off: every failure is logged.
+TEST_F(CallObserverLog, WithoutALimitEveryFailureIsLogged) {
+  const CallObserver observer(stats_, {"Ping", "Run", "WatchStats"}, milliseconds(0), 0);
+  const FinishedCall call{.method = 1, .start = steady_clock::now()};
+  ConfigureLogging("info", "json");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 500; ++i) {
+    observer.Finished(call, grpc::Status(grpc::StatusCode::NOT_FOUND, "gone"));
+  }
+  EXPECT_EQ(JsonLines(::testing::internal::GetCapturedStderr()).size(), 500u);
 }
 
 }  // namespace

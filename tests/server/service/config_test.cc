@@ -26,6 +26,7 @@ TEST(Config, DefaultsNeedNothing) {
   EXPECT_GE(c.workers, 1) << "0 becomes one per core";
   EXPECT_EQ(c.blas_threads, 1) << "sessions run in parallel; one MatMul stays on its worker";
   EXPECT_EQ(c.slow_request_ms, 1000);
+  EXPECT_EQ(c.max_request_warnings_per_second, 100);
   EXPECT_EQ(c.inline_max_bytes, 256 << 10);
   EXPECT_GT(EffectiveMemoryLimit(c), 0);
 }
@@ -93,6 +94,22 @@ TEST(Config, SlowRequestMsIsOffAtZeroAndRefusedOutsideZeroToAnHour) {
   EXPECT_EQ(Parse({"--slow-request-ms", "0.5"}, &c), 2);
   EXPECT_NE(testing::internal::GetCapturedStderr().find(
                 "--slow-request-ms: must be an integer from 0 to 3600000"),
+            std::string::npos);
+}
+
+TEST(Config, RequestWarningsPerSecondIsOffAtZeroAndRefusedOutsideZeroToAMillion) {
+  ServerConfig off;
+  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "0"}, &off), -1);
+  EXPECT_EQ(off.max_request_warnings_per_second, 0);
+  ServerConfig most;
+  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "1000000"}, &most), -1);
+  EXPECT_EQ(most.max_request_warnings_per_second, 1000000);
+  testing::internal::CaptureStderr();
+  ServerConfig c;
+  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "-1"}, &c), 2);
+  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "1000001"}, &c), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                "--max-request-warnings-per-second: must be an integer from 0 to 1000000"),
             std::string::npos);
 }
 
