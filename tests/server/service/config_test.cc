@@ -80,37 +80,34 @@ TEST(Config, BadSettingsExitWithUsageErrorTwo) {
   EXPECT_NE(err.find("--session-memory-default"), std::string::npos);
 }
 
-TEST(Config, SlowRequestMsIsOffAtZeroAndRefusedOutsideZeroToAnHour) {
-  ServerConfig off;
-  EXPECT_EQ(Parse({"--slow-request-ms", "0"}, &off), -1);
-  EXPECT_EQ(off.slow_request_ms, 0);
-  ServerConfig hour;
-  EXPECT_EQ(Parse({"--slow-request-ms", "3600000"}, &hour), -1);
-  EXPECT_EQ(hour.slow_request_ms, 3600000);
+// `flag` (an integer from `low` to `high`) sets `member` at both ends and is refused, naming
+// its range, one past either end and as a fraction.
+void ExpectIntegerFlag(const std::string& flag, int64_t low, int64_t high,
+                       int64_t ServerConfig::*member) {
+  for (const int64_t value : {low, high}) {
+    ServerConfig c;
+    EXPECT_EQ(Parse({flag, std::to_string(value)}, &c), -1) << flag << " " << value;
+    EXPECT_EQ(c.*member, value) << flag;
+  }
   testing::internal::CaptureStderr();
   ServerConfig c;
-  EXPECT_EQ(Parse({"--slow-request-ms", "-1"}, &c), 2);
-  EXPECT_EQ(Parse({"--slow-request-ms", "3600001"}, &c), 2);
-  EXPECT_EQ(Parse({"--slow-request-ms", "0.5"}, &c), 2);
-  EXPECT_NE(testing::internal::GetCapturedStderr().find(
-                "--slow-request-ms: must be an integer from 0 to 3600000"),
-            std::string::npos);
+  EXPECT_EQ(Parse({flag, std::to_string(low - 1)}, &c), 2);
+  EXPECT_EQ(Parse({flag, std::to_string(high + 1)}, &c), 2);
+  EXPECT_EQ(Parse({flag, "0.5"}, &c), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(flag + ": must be an integer from " +
+                                                        std::to_string(low) + " to " +
+                                                        std::to_string(high)),
+            std::string::npos)
+      << flag;
+}
+
+TEST(Config, SlowRequestMsIsOffAtZeroAndRefusedOutsideZeroToAnHour) {
+  ExpectIntegerFlag("--slow-request-ms", 0, 3600000, &ServerConfig::slow_request_ms);
 }
 
 TEST(Config, RequestWarningsPerSecondIsOffAtZeroAndRefusedOutsideZeroToAMillion) {
-  ServerConfig off;
-  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "0"}, &off), -1);
-  EXPECT_EQ(off.max_request_warnings_per_second, 0);
-  ServerConfig most;
-  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "1000000"}, &most), -1);
-  EXPECT_EQ(most.max_request_warnings_per_second, 1000000);
-  testing::internal::CaptureStderr();
-  ServerConfig c;
-  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "-1"}, &c), 2);
-  EXPECT_EQ(Parse({"--max-request-warnings-per-second", "1000001"}, &c), 2);
-  EXPECT_NE(testing::internal::GetCapturedStderr().find(
-                "--max-request-warnings-per-second: must be an integer from 0 to 1000000"),
-            std::string::npos);
+  ExpectIntegerFlag("--max-request-warnings-per-second", 0, 1000000,
+                    &ServerConfig::max_request_warnings_per_second);
 }
 
 TEST(Config, StatusPageIsOnOrOffAndMetricsSessionsACount) {
