@@ -137,19 +137,18 @@ std::string RequestIdOf(const grpc::CallbackServerContext& ctx) {
 }
 
 void CallObserver::Finished(const FinishedCall& call, const grpc::Status& status) const {
-  const auto duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now() - call.start);
+  const auto now = std::chrono::steady_clock::now();
+  const auto duration = std::chrono::duration_cast<std::chrono::nanoseconds>(now - call.start);
   stats_.Record(call.method, status.error_code(), duration, Split(call, duration), call.ran_inline);
   const bool slow = slow_request_.count() > 0 && !call.open_ended && duration > slow_request_;
   if (status.ok() && !slow) return;
   int64_t held_back = 0;
-  if (!warnings_.Allow(std::chrono::steady_clock::now(), &held_back)) return;
+  if (!warnings_.Allow(now, &held_back)) return;
   if (held_back > 0) {
-    const std::string over =
-        fmt::format("over --max-request-warnings-per-second {}", warnings_.per_second());
-    LogWithFields(spdlog::level::warn, LogFields{},
-                  fmt::format("{} request warning(s) not logged: {}", held_back, over),
-                  fmt::format("{} request warning(s) not logged: {}", held_back, over));
+    const std::string line =
+        fmt::format("{} request warning(s) not logged: over --max-request-warnings-per-second {}",
+                    held_back, warnings_.per_second());
+    LogWithFields(spdlog::level::warn, LogFields{}, line, line);
   }
   const std::string& rpc = methods_[call.method];
   LogFields fields{.request_id = call.request_id,

@@ -3,11 +3,12 @@ bench-results.json ({"machine": {...}, "results": [...]}) and the same as a tabl
 
 Kernel, memory and autograd entries (entries.py) are timed by runner processes speaking one
 protocol (compare_runner.cc): ours in C++ (and the same binary with mimalloc preloaded, for
-the allocator entries), PyTorch in /usr/bin/python3, ONNX Runtime in node. Each entry takes ROUNDS rounds; a round samples our side and the baseline
-once each, in turn (the order flips every round; extra figures such as mimalloc rotate in
-too), so drift and other load hit both alike. Figures are medians over the rounds; "ratio"
-is the median of the per-round ratios, always "how many times better we are": ours /
-baseline for rates, baseline / ours for times. The RPC and session entries come from
+the allocator entries), PyTorch in /usr/bin/python3, ONNX Runtime in node. Each entry takes
+ROUNDS rounds; a round samples our side and the baseline once each, in turn (the order
+flips every round; extra figures such as mimalloc rotate in too), so drift and other load
+hit both alike. Figures are medians over the rounds; "ratio" is the median of the per-round
+ratios, always "how many times better we are": ours / baseline for rates, baseline / ours
+for times. The RPC and session entries come from
 rpc_bench, which alternates its own sides the same way.
 
     /usr/bin/python3 bench/compare/compare.py --bin build/release [--quick] [--out FILE]
