@@ -3,109 +3,120 @@
 #include <immintrin.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
+
+#include "core/kernels/streaming_stores.h"
 
 namespace onemodel::bench {
 namespace {
 
 // The copy and triad loops are written with intrinsics so the compiler can neither turn them
 // into memcpy (which switches to non-temporal stores for large sizes) nor pick another width.
+// kStream: the destination is written with streaming stores (around the cache, no
+// read-for-ownership) from its first 64-byte boundary, ordinary stores before it and for the
+// tail, then a store fence so the joining thread sees it; a streaming copy also asks for its
+// one input stream ahead, as the kernels' streaming rows with one input do (docs/kernels.md).
 
+// The first index from which dst + i is 64-byte aligned (at most n): ordinary stores before it.
+template <bool kStream>
+int64_t StreamingStart(const float* dst, int64_t n) {
+  if constexpr (!kStream) return 0;
+  const int64_t misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 64);
+  return std::min(n, misaligned == 0 ? 0 : (64 - misaligned) / static_cast<int64_t>(sizeof(float)));
+}
+
+template <bool kStream>
+__attribute__((target("avx512f"))) void Store512(float* p, __m512 v) {
+  if constexpr (kStream) {
+    _mm512_stream_ps(p, v);
+  } else {
+    _mm512_storeu_ps(p, v);
+  }
+}
+
+template <bool kStream>
+__attribute__((target("avx"))) void Store256(float* p, __m256 v) {
+  if constexpr (kStream) {
+    _mm256_stream_ps(p, v);
+  } else {
+    _mm256_storeu_ps(p, v);
+  }
+}
+
+template <bool kStream>
 __attribute__((target("avx512f"))) void CopyAvx512(float* __restrict dst,
                                                    const float* __restrict src, int64_t n) {
-  int64_t i = 0;
+  int64_t i = StreamingStart<kStream>(dst, n);
+  for (int64_t j = 0; j < i; ++j) dst[j] = src[j];
   for (; i + 64 <= n; i += 64) {
+    for (int line = 0; line < 4; ++line) PrefetchAhead<kStream>(src + i + 16 * line);
     const __m512 v0 = _mm512_loadu_ps(src + i);
     const __m512 v1 = _mm512_loadu_ps(src + i + 16);
     const __m512 v2 = _mm512_loadu_ps(src + i + 32);
     const __m512 v3 = _mm512_loadu_ps(src + i + 48);
-    _mm512_storeu_ps(dst + i, v0);
-    _mm512_storeu_ps(dst + i + 16, v1);
-    _mm512_storeu_ps(dst + i + 32, v2);
-    _mm512_storeu_ps(dst + i + 48, v3);
+    Store512<kStream>(dst + i, v0);
+    Store512<kStream>(dst + i + 16, v1);
+    Store512<kStream>(dst + i + 32, v2);
+    Store512<kStream>(dst + i + 48, v3);
   }
   for (; i < n; ++i) dst[i] = src[i];
+  if constexpr (kStream) _mm_sfence();
 }
 
+template <bool kStream>
 __attribute__((target("avx2"))) void CopyAvx2(float* __restrict dst, const float* __restrict src,
                                               int64_t n) {
-  int64_t i = 0;
+  int64_t i = StreamingStart<kStream>(dst, n);
+  for (int64_t j = 0; j < i; ++j) dst[j] = src[j];
   for (; i + 32 <= n; i += 32) {
+    for (int line = 0; line < 2; ++line) PrefetchAhead<kStream>(src + i + 16 * line);
     const __m256 v0 = _mm256_loadu_ps(src + i);
     const __m256 v1 = _mm256_loadu_ps(src + i + 8);
     const __m256 v2 = _mm256_loadu_ps(src + i + 16);
     const __m256 v3 = _mm256_loadu_ps(src + i + 24);
-    _mm256_storeu_ps(dst + i, v0);
-    _mm256_storeu_ps(dst + i + 8, v1);
-    _mm256_storeu_ps(dst + i + 16, v2);
-    _mm256_storeu_ps(dst + i + 24, v3);
+    Store256<kStream>(dst + i, v0);
+    Store256<kStream>(dst + i + 8, v1);
+    Store256<kStream>(dst + i + 16, v2);
+    Store256<kStream>(dst + i + 24, v3);
   }
   for (; i < n; ++i) dst[i] = src[i];
+  if constexpr (kStream) _mm_sfence();
 }
 
+template <bool kStream>
 __attribute__((target("avx512f"))) void TriadAvx512(float* __restrict a, const float* __restrict b,
                                                     const float* __restrict c, float s, int64_t n) {
   const __m512 vs = _mm512_set1_ps(s);
-  int64_t i = 0;
+  int64_t i = StreamingStart<kStream>(a, n);
+  for (int64_t j = 0; j < i; ++j) a[j] = b[j] + s * c[j];
   for (; i + 32 <= n; i += 32) {
     const __m512 r0 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i), _mm512_loadu_ps(b + i));
     const __m512 r1 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i + 16), _mm512_loadu_ps(b + i + 16));
-    _mm512_storeu_ps(a + i, r0);
-    _mm512_storeu_ps(a + i + 16, r1);
+    Store512<kStream>(a + i, r0);
+    Store512<kStream>(a + i + 16, r1);
   }
   for (; i < n; ++i) a[i] = b[i] + s * c[i];
+  if constexpr (kStream) _mm_sfence();
 }
 
+template <bool kStream>
 __attribute__((target("avx2,fma"))) void TriadAvx2(float* __restrict a, const float* __restrict b,
                                                    const float* __restrict c, float s, int64_t n) {
   const __m256 vs = _mm256_set1_ps(s);
-  int64_t i = 0;
+  int64_t i = StreamingStart<kStream>(a, n);
+  for (int64_t j = 0; j < i; ++j) a[j] = b[j] + s * c[j];
   for (; i + 16 <= n; i += 16) {
     const __m256 r0 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i), _mm256_loadu_ps(b + i));
     const __m256 r1 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i + 8), _mm256_loadu_ps(b + i + 8));
-    _mm256_storeu_ps(a + i, r0);
-    _mm256_storeu_ps(a + i + 8, r1);
+    Store256<kStream>(a + i, r0);
+    Store256<kStream>(a + i + 8, r1);
   }
   for (; i < n; ++i) a[i] = b[i] + s * c[i];
-}
-
-// The triad with streaming stores: ordinary stores up to the first 64-byte boundary of a and
-// for the tail, streaming stores (around the cache, no read-for-ownership) in between, then a
-// store fence so the joining thread sees a.
-__attribute__((target("avx512f"))) void TriadNtAvx512(float* __restrict a,
-                                                      const float* __restrict b,
-                                                      const float* __restrict c, float s,
-                                                      int64_t n) {
-  const __m512 vs = _mm512_set1_ps(s);
-  int64_t i = 0;
-  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 64 != 0; ++i) a[i] = b[i] + s * c[i];
-  for (; i + 32 <= n; i += 32) {
-    const __m512 r0 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i), _mm512_loadu_ps(b + i));
-    const __m512 r1 = _mm512_fmadd_ps(vs, _mm512_loadu_ps(c + i + 16), _mm512_loadu_ps(b + i + 16));
-    _mm512_stream_ps(a + i, r0);
-    _mm512_stream_ps(a + i + 16, r1);
-  }
-  for (; i < n; ++i) a[i] = b[i] + s * c[i];
-  _mm_sfence();
-}
-
-__attribute__((target("avx2,fma"))) void TriadNtAvx2(float* __restrict a, const float* __restrict b,
-                                                     const float* __restrict c, float s,
-                                                     int64_t n) {
-  const __m256 vs = _mm256_set1_ps(s);
-  int64_t i = 0;
-  for (; i < n && reinterpret_cast<uintptr_t>(a + i) % 64 != 0; ++i) a[i] = b[i] + s * c[i];
-  for (; i + 16 <= n; i += 16) {
-    const __m256 r0 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i), _mm256_loadu_ps(b + i));
-    const __m256 r1 = _mm256_fmadd_ps(vs, _mm256_loadu_ps(c + i + 8), _mm256_loadu_ps(b + i + 8));
-    _mm256_stream_ps(a + i, r0);
-    _mm256_stream_ps(a + i + 8, r1);
-  }
-  for (; i < n; ++i) a[i] = b[i] + s * c[i];
-  _mm_sfence();
+  if constexpr (kStream) _mm_sfence();
 }
 
 // acc = acc * mul + add on independent accumulators: enough of them to cover the FMA latency
@@ -176,36 +187,22 @@ void WaitUntilProcessIdle() {
   }
 }
 
-void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n) {
-  const bool avx512 = HasAvx512();
+void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n, Stores stores) {
+  const bool avx512 = HasAvx512(), stream = stores == Stores::kStreaming;
   ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
-    if (avx512) {
-      CopyAvx512(dst + begin, src + begin, end - begin);
-    } else {
-      CopyAvx2(dst + begin, src + begin, end - begin);
-    }
+    const auto loop = avx512 ? (stream ? &CopyAvx512<true> : &CopyAvx512<false>)
+                             : (stream ? &CopyAvx2<true> : &CopyAvx2<false>);
+    loop(dst + begin, src + begin, end - begin);
   });
 }
 
-void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n) {
-  const bool avx512 = HasAvx512();
+void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n,
+                 Stores stores) {
+  const bool avx512 = HasAvx512(), stream = stores == Stores::kStreaming;
   ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
-    if (avx512) {
-      TriadAvx512(a + begin, b + begin, c + begin, s, end - begin);
-    } else {
-      TriadAvx2(a + begin, b + begin, c + begin, s, end - begin);
-    }
-  });
-}
-
-void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n) {
-  const bool avx512 = HasAvx512();
-  ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
-    if (avx512) {
-      TriadNtAvx512(a + begin, b + begin, c + begin, s, end - begin);
-    } else {
-      TriadNtAvx2(a + begin, b + begin, c + begin, s, end - begin);
-    }
+    const auto loop = avx512 ? (stream ? &TriadAvx512<true> : &TriadAvx512<false>)
+                             : (stream ? &TriadAvx2<true> : &TriadAvx2<false>);
+    loop(a + begin, b + begin, c + begin, s, end - begin);
   });
 }
 

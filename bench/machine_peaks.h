@@ -3,8 +3,8 @@
 //
 // Bandwidth counts bytes read + bytes written once each (STREAM's convention; the hardware's
 // write-allocate reads are not counted): a copy of n floats moves 8n bytes, a triad 12n. The
-// loops use ordinary (not non-temporal) stores; StreamTriadNt is the triad with streaming
-// stores, the bound for kernels that stream large outputs (core/kernels/streaming_stores.h).
+// loops use ordinary (not non-temporal) stores unless asked for streaming ones (Stores), the
+// bound for kernels that stream large outputs (core/kernels/streaming_stores.h).
 //
 //   ThreadPool& pool = ThreadPool::Shared();
 //   double s = SecondsOf([&] { StreamCopy(pool, dst, src, n); });
@@ -47,13 +47,18 @@ void ParallelSplit(ThreadPool& pool, int64_t n, const Fn& fn) {
 // measurement taken then shares the cores with them.
 void WaitUntilProcessIdle();
 
+// How the STREAM loops write their destination: ordinary stores (STREAM's own loops; the
+// hardware reads each line before it is written) or streaming stores (around the cache, no
+// read-for-ownership: ordinary ones before the first 64-byte boundary and for the tail, fenced
+// before each piece ends), the bound for kernels that stream large outputs.
+enum class Stores { kOrdinary, kStreaming };
+
 // dst[i] = src[i] for i < n, split over pool (AVX-512 or AVX2 loads and stores).
-void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n);
+void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n,
+                Stores stores = Stores::kOrdinary);
 // a[i] = b[i] + s * c[i] for i < n, split over pool.
-void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
-// The same with streaming stores to a (ordinary ones before its first 64-byte boundary and
-// for the tail), fenced before each piece ends.
-void StreamTriadNt(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n);
+void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n,
+                 Stores stores = Stores::kOrdinary);
 
 enum class FmaIsa { kAvx512, kAvx2 };
 

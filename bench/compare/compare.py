@@ -4,9 +4,10 @@ bench-results.json ({"machine": {...}, "results": [...]}) and the same as a tabl
 Kernel, memory and autograd entries (entries.py) are timed by runner processes speaking one
 protocol (compare_runner.cc): ours in C++ (and the same binary with mimalloc preloaded, for
 the allocator entries), PyTorch in /usr/bin/python3, ONNX Runtime in node. Each entry takes
-ROUNDS rounds; a round samples our side and the baseline once each, in turn (the order
-flips every round; extra figures such as mimalloc rotate in too), so drift and other load
-hit both alike. Figures are medians over the rounds; "ratio" is the median of the per-round
+ROUNDS rounds; a round samples our side and the baseline once each, in turn (each side
+leads in turn, extra figures such as mimalloc too, and the order runs backwards every other
+cycle: sample_order), so drift and other load hit both alike. Until 2026-12-06 two sides
+always ran ours first, right after the previous round's baseline. Figures are medians over the rounds; "ratio" is the median of the per-round
 ratios, always "how many times better we are": ours / baseline for rates, baseline / ours
 for times. The RPC and session entries come from
 rpc_bench, which alternates its own sides the same way.
@@ -84,15 +85,24 @@ def better(unit, ours, baseline):
     return ours / baseline if unit in RATES else baseline / ours
 
 
+def sample_order(sides, r):
+    """The order of round r's samples: each side leads in turn, and every other cycle of
+    len(sides) rounds runs backwards, so that no side always follows the same other one (a
+    side that leaves threads spinning after its calls, as PyTorch's OpenMP and OpenBLAS do,
+    would otherwise slow the same neighbour in every round)."""
+    k = r % len(sides)
+    order = sides[k:] + sides[:k]
+    if (r // len(sides)) % 2:
+        order.reverse()
+    return order
+
+
 def measure(entry, runners, rounds, min_seconds):
     """Samples the entry's sides in turn for `rounds` rounds; returns its result object."""
     sides = [("ours", entry.ours), ("baseline", entry.baseline)] + list(entry.extra.items())
     replies = {label: [] for label, _ in sides}
     for r in range(rounds):
-        order = sides[r % len(sides):] + sides[:r % len(sides)]
-        if r % 2:
-            order.reverse()
-        for label, (runner, case) in order:
+        for label, (runner, case) in sample_order(sides, r):
             if entry.settle:
                 time.sleep(SETTLE_SECONDS)
             replies[label].append(runners[runner].ask("%s %g" % (case, min_seconds)))

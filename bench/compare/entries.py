@@ -106,6 +106,14 @@ ENTRIES = [
     _bw("add_16m_vs_stream_triad_nt", "add_16m", "triad_nt_16m", 0.9),
     Entry("relu_16m_vs_torch", "GB/s", ("ours", "relu_16m"), ("torch", "relu_16m"),
           "torch.clamp_min(x, 0, out=) (relu has no out= form)", 1.4, "bandwidth"),
+    # No goal: what skipping the read-for-ownership is worth on this machine, the same loops
+    # with streaming and with ordinary stores. PyTorch's add and relu store as the ordinary
+    # loops do, so these bound add_16m_vs_torch and relu_16m_vs_torch from above while both
+    # sides run at memory speed (docs/performance.md, "The ceiling of streaming stores").
+    Entry("stream_triad_nt_vs_triad", "GB/s", ("ours", "triad_nt_16m"), ("ours", "triad_16m"),
+          "STREAM triad 16M floats (same run)", None, "read-for-ownership"),
+    Entry("stream_copy_nt_vs_copy", "GB/s", ("ours", "copy_nt_16m"), ("ours", "copy_16m"),
+          "STREAM copy 16M floats (same run)", None, "read-for-ownership"),
     Entry("adamw_1m_params_vs_torch", "ms", ("ours", "adamw_1m"), ("torch", "adamw_1m"),
           "torch.optim.AdamW(foreach=True).step, four [512, 512] parameters", 2.0,
           "bandwidth"),
