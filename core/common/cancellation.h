@@ -40,6 +40,17 @@ inline bool Cancelled(const CancelToken* token) { return token && token->cancell
 // millisecond of the slowest per-element work (an exp in double).
 inline constexpr int64_t kCancelCheckElements = int64_t{1} << 20;
 
+// The most work (element steps) a kernel's fast loop may do between two looks at the token:
+// about 0.1 s of scalar work. Beyond it, a kernel takes a loop that looks more often.
+inline constexpr int64_t kMaxUncheckedWork = int64_t{1} << 26;
+
+// The token a loop over one window of `window` elements (pooling) looks at as it goes: `token`
+// when the window holds kCancelCheckElements or more (a stride-0 view makes such windows out
+// of no memory), else null, so that short windows look at nothing.
+inline const CancelToken* LongWindowToken(const CancelToken* token, int64_t window) {
+  return window >= kCancelCheckElements ? token : nullptr;
+}
+
 // Calls fn(begin, end) over [0, n) in chunks of kCancelCheckElements, looking at `token`
 // before each: a loop of any length (one row of 2^31 classes) stops within a chunk of its
 // cancellation, its work incomplete.

@@ -142,6 +142,10 @@ void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const A
   void (*unit)(const AvgPlan&, int64_t) = rows ? &RowUnit : &PixelUnit;
   const int64_t units = rows ? a.n * a.c * a.oh : a.n * a.oh;
   const int64_t work = outputs * p.kernel_h * p.kernel_w;
+  // The loops look at the token between units (output rows); units longer than
+  // kMaxUncheckedWork (huge windows or rows of stride-0 views) take the reference, which
+  // looks before each output and each long window's rows, with the same bits.
+  if (work / units > kMaxUncheckedWork) return AvgPool2dReference(x, p, out);
   const CancelToken* cancel = CurrentCancelToken();
   const auto run = [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end && !Cancelled(cancel); ++u) unit(a, u);

@@ -5,14 +5,6 @@
 #include "core/kernels/internal/avgpool.h"
 
 namespace onemodel::internal {
-namespace {
-
-// The loops look at their cancellation token before each output element, and also before
-// each window row once a window holds at least this many elements (stride-0 views make such
-// windows out of no memory).
-constexpr int64_t kCheckWork = int64_t{1} << 20;
-
-}  // namespace
 
 void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out) {
   const float* in = x.Storage<float>().data();
@@ -22,7 +14,7 @@ void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out) 
   const Strides& s = x.strides();
   const Strides& so = out.strides();
   const CancelToken* cancel = CurrentCancelToken();
-  const bool long_windows = int64_t{p.kernel_h} * p.kernel_w >= kCheckWork;
+  const CancelToken* window_cancel = LongWindowToken(cancel, int64_t{p.kernel_h} * p.kernel_w);
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t c = 0; c < c_; ++c) {
       const float* plane = in + x.offset() + n * s[0] + c * s[1];
@@ -33,8 +25,12 @@ void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out) 
           const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, w, p.count_include_pad);
           float sum = 0.0f;
           for (int64_t y = ys.lo; y < ys.hi; ++y) {
-            if (long_windows && Cancelled(cancel)) return;
-            for (int64_t xx = xs.lo; xx < xs.hi; ++xx) sum += plane[y * s[2] + xx * s[3]];
+            if (Cancelled(window_cancel)) return;
+            ForEachChunk(window_cancel, xs.hi - xs.lo, [&](int64_t begin, int64_t end) {
+              for (int64_t xx = xs.lo + begin; xx < xs.lo + end; ++xx) {
+                sum += plane[y * s[2] + xx * s[3]];
+              }
+            });
           }
           o[out.offset() + n * so[0] + c * so[1] + oy * so[2] + ox * so[3]] =
               sum / static_cast<float>(ys.count * xs.count);
@@ -51,7 +47,7 @@ void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p, c
   const int64_t oh = grad_out.shape()[2], ow = grad_out.shape()[3];
   const Strides& s = grad_out.strides();
   const CancelToken* cancel = CurrentCancelToken();
-  const bool long_windows = int64_t{p.kernel_h} * p.kernel_w >= kCheckWork;
+  const CancelToken* window_cancel = LongWindowToken(cancel, int64_t{p.kernel_h} * p.kernel_w);
   for (int64_t plane = begin; plane < end; ++plane) {
     float* dst = gx + plane * h * w;
     std::fill(dst, dst + h * w, 0.0f);
@@ -60,7 +56,7 @@ void AvgPool2dBackwardPlanes(const Tensor& grad_out, const AvgPool2dParams& p, c
       if (Cancelled(cancel)) return;
       const AvgSpan ys = AvgClip(oy, p.stride_h, p.pad_h, p.kernel_h, h, p.count_include_pad);
       for (int64_t ox = 0; ox < ow; ++ox) {
-        if (long_windows && Cancelled(cancel)) return;
+        if (Cancelled(window_cancel)) return;
         const AvgSpan xs = AvgClip(ox, p.stride_w, p.pad_w, p.kernel_w, w, p.count_include_pad);
         const float v = gp[oy * s[2] + ox * s[3]] / static_cast<float>(ys.count * xs.count);
         for (int64_t y = ys.lo; y < ys.hi; ++y) {

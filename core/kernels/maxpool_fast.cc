@@ -101,6 +101,10 @@ void MaxPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const M
 
   const int64_t work = outputs * p.kernel_h * p.kernel_w;
   const int64_t unit_work = work / units;
+  // The loops look at the token between units (output rows or planes); units longer than
+  // kMaxUncheckedWork (huge windows or rows of stride-0 views) take the reference, which
+  // looks before each output and each long window's rows, with the same bits.
+  if (unit_work > kMaxUncheckedWork) return MaxPool2dReference(x, p, out, indices);
   const CancelToken* cancel = CurrentCancelToken();
   const int64_t threads = pool.threads();
   const int64_t tasks =

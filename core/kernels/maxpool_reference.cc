@@ -6,14 +6,6 @@
 #include "core/kernels/internal/maxpool.h"
 
 namespace onemodel::internal {
-namespace {
-
-// The loops look at their cancellation token before each output element (each output row in
-// the backward pass), and also before each window row once a window holds at least this many
-// elements (stride-0 views make such windows out of no memory).
-constexpr int64_t kCheckWork = int64_t{1} << 20;
-
-}  // namespace
 
 void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, Tensor* indices) {
   const float* in = x.Storage<float>().data();
@@ -24,7 +16,7 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
   const Strides& s = x.strides();
   const Strides& so = out.strides();
   const CancelToken* cancel = CurrentCancelToken();
-  const bool long_windows = int64_t{p.kernel_h} * p.kernel_w >= kCheckWork;
+  const CancelToken* window_cancel = LongWindowToken(cancel, int64_t{p.kernel_h} * p.kernel_w);
   for (int64_t n = 0; n < n_; ++n) {
     for (int64_t c = 0; c < c_; ++c) {
       const float* plane = in + x.offset() + n * s[0] + c * s[1];
@@ -36,20 +28,22 @@ void MaxPool2dReference(const Tensor& x, const MaxPool2dParams& p, Tensor& out, 
           int64_t at = -1;
           bool first = !p.relu;
           for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
+            if (Cancelled(window_cancel)) return;
             const int64_t y = oy * p.stride_h - p.pad_h + ky * p.dilation_h;
             if (y < 0 || y >= h) continue;
-            if (long_windows && Cancelled(cancel)) return;
-            for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
-              const int64_t xx = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
-              if (xx < 0 || xx >= w) continue;
-              const float v = plane[y * s[2] + xx * s[3]];
-              // The first element, a first NaN, or a strictly larger value wins.
-              if (first || (!std::isnan(best) && (std::isnan(v) || v > best))) {
-                best = v;
-                at = y * w + xx;
-                first = false;
+            ForEachChunk(window_cancel, p.kernel_w, [&](int64_t begin, int64_t end) {
+              for (int64_t kx = begin; kx < end; ++kx) {
+                const int64_t xx = ox * p.stride_w - p.pad_w + kx * p.dilation_w;
+                if (xx < 0 || xx >= w) continue;
+                const float v = plane[y * s[2] + xx * s[3]];
+                // The first element, a first NaN, or a strictly larger value wins.
+                if (first || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                  best = v;
+                  at = y * w + xx;
+                  first = false;
+                }
               }
-            }
+            });
           }
           const int64_t dst = out.offset() + n * so[0] + c * so[1] + oy * so[2] + ox * so[3];
           o[dst] = best;

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "tests/client/server_test.h"
@@ -131,6 +132,42 @@ TEST_F(CancelLongWorkTest, ADeadlineStopsALongExactConv2dOrAvgPool2dPromptly) {
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(5))
         << (conv ? "the Conv2d" : "the AvgPool2d") << " went on";
     EXPECT_EQ(session.Stats().session().handles(), 2) << "x and Neg(x); the stopped op made none";
+  }
+}
+
+// Pooling in a fast-kernel session over one row of a stride-0 view of 2^31 - 1 elements with
+// a window of all but one column (two outputs, each summing 2^31 - 2 elements), and
+// GlobalAvgPool2d over a 46340 x 46340 view. Before, the fast pooling loops looked for
+// cancellation only between output rows: the next call waited 17-75 s for them (hostile
+// tester, 2026-12-06).
+TEST_F(CancelLongWorkTest, ADeadlineStopsHugePoolingWindowsInAFastSession) {
+  Session session = client().CreateSession({.kernels = v1::KERNEL_CHOICE_FAST});
+  const TensorHandle x = session.Put<float>(std::vector<float>{1}, {1, 1, 1, 1});
+  const int64_t wide = (int64_t{1} << 31) - 1;
+  for (const char* op : {"AvgPool2d", "MaxPool2d", "GlobalAvgPool2d"}) {
+    RunBuilder run;
+    const bool global = std::string_view(op) == "GlobalAvgPool2d";
+    const auto view =
+        run.Op("Expand", {x}, {{"shape", global ? Ints{1, 1, 46340, 46340} : Ints{1, 1, 1, wide}}});
+    if (global) {
+      run.Op(op, {view});
+    } else {
+      run.Op(op, {view}, {{"kernel_shape", Ints{1, wide - 1}}});
+    }
+    v1::RunRequest request = run.request();
+    request.set_session_id(session.id());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    const grpc::Status status = RawRun(client(), request, context);
+    EXPECT_EQ(status.error_code(), StatusCode::DEADLINE_EXCEEDED)
+        << op << ": " << status.error_message();
+    const auto start = Clock::now();
+    RunBuilder next;
+    next.Op("Neg", {x});
+    const TensorHandle negated = session.Run(next).back();
+    EXPECT_EQ(session.Get<float>(negated), (std::vector<float>{-1}));
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << op << " went on";
+    session.Release({negated});
   }
 }
 

@@ -62,7 +62,10 @@ const AvgPoolSimd& AvgPoolSimdFor(SimdTarget target);
 void AvgPool2dReference(const Tensor& x, const AvgPool2dParams& p, Tensor& out);
 
 // The same bits, vectorized across output columns (unit x stride) or channels, split over
-// `pool`; `stream`: the NHWC row loop writes whole-line outputs with streaming stores.
+// `pool`; `stream`: the NHWC row loop writes whole-line outputs with streaming stores. Its loops
+// look at the thread's CancelToken between output rows; a call whose rows hold more than
+// kMaxUncheckedWork window positions each takes the reference, which looks before each output
+// and every 2^20 positions of a window that long.
 void AvgPool2dFast(SimdTarget target, ThreadPool& pool, const Tensor& x, const AvgPool2dParams& p,
                    Tensor& out, bool stream);
 

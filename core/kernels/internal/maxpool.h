@@ -5,8 +5,9 @@
 // scanned row by row; the first maximum wins ties; a NaN wins and the first NaN is reported.
 // With params.relu the scan starts from +0 at index -1 (ReluMaxPool2d). Indices are int32
 // positions y * W + x within the input plane, written only when asked for. The forward kernels
-// stop between output elements (reference; also between window rows when a window holds 2^20
-// elements or more) or groups of output rows (fast) once the thread's CancelToken is
+// stop between output elements (reference; also every 2^20 window positions when a window
+// holds that many) or groups of output rows (fast: a call whose output rows hold more than
+// kMaxUncheckedWork window positions each takes the reference) once the thread's CancelToken is
 // cancelled; the reference backward between output rows.
 #pragma once
 

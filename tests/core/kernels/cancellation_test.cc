@@ -89,6 +89,54 @@ TEST_P(CancellationTest, CancelledKernelsLeaveTheirOutputAlone) {
   EXPECT_EQ(product.Data<float>()[0], 512.0f);
 }
 
+// Output rows over stride-0 views (no memory) or a strided slice of 4 MiB, cancelled 200 ms
+// in, in every variant: the fast AvgPool2d's three loops (rows of unit-stride columns, the
+// channel-stride-1 row, any strides) and MaxPool2d's. Before, the fast pooling loops looked
+// only between output rows, so one GlobalAvgPool2d of a 46340 x 46340 view ran for minutes
+// past its deadline (hostile tester, 2026-12-06).
+TEST_P(CancellationTest, HugeWindowsStopSoonAfterTheCancel) {
+  BufferPool pool;
+  const TensorKernels* k = GetParam().kernels;
+  Tensor row = Tensor::Empty(Shape{1, 1, 1, 1024}, DType::kFloat, pool);
+  Tensor channels = Tensor::Empty(Shape{1, 16, 1, 1}, DType::kFloat, pool);
+  Tensor data = Tensor::Empty(Shape{1, 1, 1, 1 << 20}, DType::kFloat, pool);  // 4 MiB, real
+  row.Fill(1.0f);
+  channels.Fill(1.0f);
+  data.Fill(1.0f);
+  struct Case {
+    const char* name;
+    Tensor x;
+    Shape out;
+    int32_t kernel_h, kernel_w;
+  };
+  // Each input is under 2^31 elements (the shape limit); the windows overlap, so one output
+  // row reads 2^31 to 2^45 of them.
+  const Case cases[] = {
+      {"unit-stride rows", row.Expand(Shape{1, 1, (1 << 21) - 1, 1024}), Shape{1, 1, 1, 9},
+       (1 << 21) - 1, 1016},
+      {"channel stride 1", channels.Expand(Shape{1, 16, 2048, 65535}), Shape{1, 16, 1, 32768}, 2048,
+       32768},
+      {"every stride 0", row.Slice(3, 0, 1).Expand(Shape{1, 1, 46340, 46340}), Shape{1, 1, 1, 1},
+       46340, 46340},
+      {"a real row, every other element", data.Slice(3, 0, 1 << 20, 2),
+       Shape{1, 1, 1, (1 << 18) + 1}, 1, 1 << 18},
+  };
+  for (const Case& c : cases) {
+    Tensor out = Tensor::Empty(c.out, DType::kFloat, pool);
+    const AvgPool2dParams avg{.kernel_h = c.kernel_h, .kernel_w = c.kernel_w};
+    const MaxPool2dParams max{.kernel_h = c.kernel_h, .kernel_w = c.kernel_w};
+    const std::pair<const char*, std::function<void()>> ops[] = {
+        {"AvgPool2d", [&] { k->AvgPool2d(c.x, avg, out); }},
+        {"MaxPool2d", [&] { k->MaxPool2d(c.x, max, out, nullptr); }},
+    };
+    for (const auto& [op, work] : ops) {
+      const auto took = test::CancelledAfter(std::chrono::milliseconds(200), work);
+      EXPECT_LT(took, std::chrono::seconds(2))
+          << op << ", " << c.name << ": " << std::chrono::duration<double>(took).count() << " s";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, CancellationTest, ::testing::ValuesIn(kernel_test::AllVariants()),
                          kernel_test::ParamName);
 
