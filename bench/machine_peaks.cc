@@ -21,12 +21,12 @@ namespace {
 // tail, then a store fence so the joining thread sees it; a streaming copy also asks for its
 // one input stream ahead, as the kernels' streaming rows with one input do (docs/kernels.md).
 
-// The first index from which dst + i is 64-byte aligned (at most n): ordinary stores before it.
+// With kStream, the first index from which dst + i is 64-byte aligned (at most n): ordinary
+// stores before it. Otherwise 0.
 template <bool kStream>
 int64_t StreamingStart(const float* dst, int64_t n) {
-  if constexpr (!kStream) return 0;
-  const int64_t misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 64);
-  return std::min(n, misaligned == 0 ? 0 : (64 - misaligned) / static_cast<int64_t>(sizeof(float)));
+  const auto to_line = (0 - reinterpret_cast<uintptr_t>(dst)) % 64 / sizeof(float);
+  return kStream ? std::min(n, static_cast<int64_t>(to_line)) : 0;
 }
 
 template <bool kStream>
@@ -188,20 +188,19 @@ void WaitUntilProcessIdle() {
 }
 
 void StreamCopy(ThreadPool& pool, float* dst, const float* src, int64_t n, Stores stores) {
-  const bool avx512 = HasAvx512(), stream = stores == Stores::kStreaming;
-  ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
-    const auto loop = avx512 ? (stream ? &CopyAvx512<true> : &CopyAvx512<false>)
-                             : (stream ? &CopyAvx2<true> : &CopyAvx2<false>);
-    loop(dst + begin, src + begin, end - begin);
-  });
+  const bool stream = stores == Stores::kStreaming;
+  const auto loop = HasAvx512() ? (stream ? &CopyAvx512<true> : &CopyAvx512<false>)
+                                : (stream ? &CopyAvx2<true> : &CopyAvx2<false>);
+  ParallelSplit(pool, n,
+                [&](int64_t begin, int64_t end) { loop(dst + begin, src + begin, end - begin); });
 }
 
 void StreamTriad(ThreadPool& pool, float* a, const float* b, const float* c, float s, int64_t n,
                  Stores stores) {
-  const bool avx512 = HasAvx512(), stream = stores == Stores::kStreaming;
+  const bool stream = stores == Stores::kStreaming;
+  const auto loop = HasAvx512() ? (stream ? &TriadAvx512<true> : &TriadAvx512<false>)
+                                : (stream ? &TriadAvx2<true> : &TriadAvx2<false>);
   ParallelSplit(pool, n, [&](int64_t begin, int64_t end) {
-    const auto loop = avx512 ? (stream ? &TriadAvx512<true> : &TriadAvx512<false>)
-                             : (stream ? &TriadAvx2<true> : &TriadAvx2<false>);
     loop(a + begin, b + begin, c + begin, s, end - begin);
   });
 }

@@ -7,10 +7,10 @@ the allocator entries), PyTorch in /usr/bin/python3, ONNX Runtime in node. Each 
 ROUNDS rounds; a round samples our side and the baseline once each, in turn (each side
 leads in turn, extra figures such as mimalloc too, and the order runs backwards every other
 cycle: sample_order), so drift and other load hit both alike. Until 2026-12-06 two sides
-always ran ours first, right after the previous round's baseline. Figures are medians over the rounds; "ratio" is the median of the per-round
-ratios, always "how many times better we are": ours / baseline for rates, baseline / ours
-for times. The RPC and session entries come from
-rpc_bench, which alternates its own sides the same way.
+always ran ours first, right after the previous round's baseline. Figures are medians over
+the rounds; "ratio" is the median of the per-round ratios, always "how many times better we
+are": ours / baseline for rates, baseline / ours for times. The RPC and session entries come
+from rpc_bench, which alternates its own sides the same way.
 
     /usr/bin/python3 bench/compare/compare.py --bin build/release [--quick] [--out FILE]
 """
