@@ -25,8 +25,7 @@ namespace {
 // stores before it. Otherwise 0.
 template <bool kStream>
 int64_t StreamingStart(const float* dst, int64_t n) {
-  const auto to_line = (0 - reinterpret_cast<uintptr_t>(dst)) % 64 / sizeof(float);
-  return kStream ? std::min(n, static_cast<int64_t>(to_line)) : 0;
+  return kStream ? ElementsBeforeLine(dst, n) : 0;
 }
 
 template <bool kStream>

@@ -60,8 +60,7 @@ HWY_INLINE void Rows(int64_t n, const In* in, const Out* out, const Body& body, 
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   int64_t i = 0;
   if constexpr (kStream) {
-    const auto to_line = (0 - reinterpret_cast<uintptr_t>(out)) % 64 / sizeof(Out);
-    for (const int64_t head = std::min(n, static_cast<int64_t>(to_line)); i < head; ++i) tail(i);
+    for (const int64_t head = ElementsBeforeLine(out, n); i < head; ++i) tail(i);
   }
   for (; i + lanes <= n; i += lanes) {
     PrefetchAhead<kStream>(in + i);

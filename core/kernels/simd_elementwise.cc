@@ -147,11 +147,6 @@ HWY_INLINE void StoreAny(D d, V v, float* p, int64_t s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) p[i * s] = buf[i];
 }
 
-// Elements of float before the first 64-byte boundary at or after p (p is float-aligned).
-HWY_INLINE int64_t ElementsToLineStart(const float* p) {
-  return static_cast<int64_t>((0 - reinterpret_cast<uintptr_t>(p)) % 64 / sizeof(float));
-}
-
 // Stores a whole vector at p (unit stride): around the cache when kStream (p must then be
 // aligned to 64 bytes or to the vector), else an ordinary store.
 template <bool kStream>
@@ -187,7 +182,7 @@ void BinaryRowT(int64_t n, float* out, int64_t so, const float* a, int64_t sa, c
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
   if (kStream && so == 1) {
-    i = std::min(n, ElementsToLineStart(out));
+    i = ElementsBeforeLine(out, n);
     BinaryAny<kOp>(d, 0, i, out, so, a, sa, b, sb);
   }
   if (so == 1 && sa == 1 && sb == 1) {  // the common case, kept free of branches
@@ -230,7 +225,7 @@ void UnaryRowT(int64_t n, float* out, int64_t so, const float* x, int64_t sx) {
   };
   int64_t i = 0;
   if (kStream && so == 1) {
-    i = std::min(n, ElementsToLineStart(out));
+    i = ElementsBeforeLine(out, n);
     any(0, i);
   }
   if (so == 1 && sx == 1) {

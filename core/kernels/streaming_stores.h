@@ -10,6 +10,7 @@
 //   bool stream = out_bytes >= DefaultStreamingMinBytes();
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/kernels/internal/prefetch.h"
@@ -41,6 +42,15 @@ inline constexpr uintptr_t kStreamingPrefetchBytes = 2048;
 template <bool kStream>
 inline void PrefetchAhead(const void* p) {
   if constexpr (kStream) internal::PrefetchLineAfter(p, kStreamingPrefetchBytes);
+}
+
+// How many of the first n elements from p (each a T, p aligned to T) come before the first
+// 64-byte line boundary at or after p: a streaming row stores those the ordinary way and
+// streams whole lines from there.
+template <typename T>
+inline int64_t ElementsBeforeLine(const T* p, int64_t n) {
+  const auto to_line = (0 - reinterpret_cast<uintptr_t>(p)) % 64 / sizeof(T);
+  return std::min(n, static_cast<int64_t>(to_line));
 }
 
 }  // namespace onemodel
