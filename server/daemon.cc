@@ -1,5 +1,4 @@
 #include "server/daemon.h"
-#include "server/logging.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "server/observability/logging.h"
 #include "server/server.h"
 #include "server/termination_signals.h"
 

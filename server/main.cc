@@ -1,7 +1,7 @@
 // onemodeld: the OneModel tensor service. `onemodeld --help` lists every setting.
 #include "server/config.h"
 #include "server/daemon.h"
-#include "server/logging.h"
+#include "server/observability/logging.h"
 #include "server/termination_signals.h"
 
 namespace {

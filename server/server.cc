@@ -15,8 +15,8 @@
 #include "core/kernels/kernel_set.h"
 #include "core/memory/memory_budget.h"
 #include "proto/grpc_runtime.h"
-#include "server/logging.h"
-#include "server/request_context.h"
+#include "server/observability/logging.h"
+#include "server/rpc/request_context.h"
 #include "server/security_files.h"
 
 namespace onemodel::server {

@@ -18,12 +18,12 @@
 
 #include "core/memory/buffer_pool.h"
 #include "server/config.h"
-#include "server/heap_trim.h"
-#include "server/metrics.h"
-#include "server/rpc_stats.h"
-#include "server/service.h"
-#include "server/session_manager.h"
-#include "server/strand.h"
+#include "server/observability/metrics.h"
+#include "server/observability/rpc_stats.h"
+#include "server/rpc/service.h"
+#include "server/sessions/heap_trim.h"
+#include "server/sessions/session_manager.h"
+#include "server/sessions/strand.h"
 
 namespace onemodel::server {
 

@@ -124,8 +124,8 @@ TEST(ProcessTest, MetricsCanBeTurnedOff) {
 }
 
 // glibc keeps what a burst of large transfers freed; the server gives it back once no call has
-// begun for a second (server/heap_trim.h). The pool keeps nothing idle here, so what stays is
-// the C heap's: measured 164-224 MiB above the start without the trim, 2-30 MiB with it.
+// begun for a second (server/sessions/heap_trim.h). The pool keeps nothing idle here, so what stays
+// is the C heap's: measured 164-224 MiB above the start without the trim, 2-30 MiB with it.
 TEST(ProcessTest, ResidentMemoryFallsBackOnceQuietAfterABurst) {
   if (HeapBytesInUse() < 0) GTEST_SKIP() << "a sanitizer's server does not use glibc's heap";
   constexpr int64_t kMiB = int64_t{1} << 20;

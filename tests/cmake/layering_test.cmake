@@ -26,7 +26,7 @@ set(probes
   memory_includes_tensor    onemodel_core_memory  all   FAIL core/tensor/tensor.h
   kernels_includes_autograd onemodel_core_kernels all   FAIL core/autograd/backward_record.h
   kernels_includes_ops      onemodel_core_kernels all   FAIL core/ops/elementwise.h
-  core_includes_server      onemodel_core_ops     all   FAIL server/session.h
+  core_includes_server      onemodel_core_ops     all   FAIL server/sessions/session.h
   core_includes_proto       onemodel_core_ops     all   FAIL onemodel/v1/onemodel.pb.h
   core_includes_grpc        onemodel_core_ops     all   FAIL grpcpp/grpcpp.h
   core_includes_protobuf    onemodel_core_ops     all   FAIL google/protobuf/message.h
@@ -38,11 +38,11 @@ set(probes
   memory_includes_tensor    onemodel_core_memory  paths FAIL core/tensor/tensor.h
   kernels_includes_autograd onemodel_core_kernels paths FAIL core/autograd/backward_record.h
   kernels_includes_ops      onemodel_core_kernels paths FAIL core/ops/elementwise.h
-  core_includes_server      onemodel_core_ops     paths FAIL server/session.h
+  core_includes_server      onemodel_core_ops     paths FAIL server/sessions/session.h
   core_includes_proto       onemodel_core_ops     paths FAIL onemodel/v1/onemodel.pb.h
   ops_includes_autograd     onemodel_core_ops     paths OK   -
   client_includes_core      onemodel_client       all   FAIL core/dtype/dtype.h
-  client_includes_server    onemodel_client       all   FAIL server/session.h)
+  client_includes_server    onemodel_client       all   FAIL server/sessions/session.h)
 # The probes' sources: the include under test, and code that uses it.
 set(source_memory_includes_tensor [==[#include "core/tensor/tensor.h"
 int f() { return 0; }
@@ -53,7 +53,7 @@ int f() { return 0; }
 set(source_kernels_includes_ops [==[#include "core/ops/elementwise.h"
 int f() { return 0; }
 ]==])
-set(source_core_includes_server [==[#include "server/session.h"
+set(source_core_includes_server [==[#include "server/sessions/session.h"
 int f() { return 0; }
 ]==])
 set(source_core_includes_proto [==[#include "onemodel/v1/onemodel.pb.h"
@@ -71,7 +71,7 @@ int f() { return 0; }
 set(source_client_includes_core [==[#include "core/dtype/dtype.h"
 int f() { return 0; }
 ]==])
-set(source_client_includes_server [==[#include "server/session.h"
+set(source_client_includes_server [==[#include "server/sessions/session.h"
 int f() { return 0; }
 ]==])
 set(source_memory_includes_relative [==[#include "../tensor/tensor.h"

@@ -31,10 +31,10 @@
 #include "core/tensor/grad_mode.h"
 #include "onemodel/v1/onemodel.pb.h"
 #include "server/config.h"
-#include "server/session.h"
-#include "server/session_ops.h"
-#include "server/status_mapping.h"
-#include "server/strand.h"
+#include "server/rpc/session_ops.h"
+#include "server/rpc/status_mapping.h"
+#include "server/sessions/session.h"
+#include "server/sessions/strand.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace onemodel::fuzz {

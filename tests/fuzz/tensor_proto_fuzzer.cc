@@ -16,8 +16,8 @@
 #include "core/memory/buffer_ledger.h"
 #include "core/memory/buffer_pool.h"
 #include "onnx/onnx.pb.h"
-#include "server/rpc_error.h"
-#include "server/tensor_codec.h"
+#include "server/codec/tensor_codec.h"
+#include "server/rpc/rpc_error.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace onemodel::fuzz {

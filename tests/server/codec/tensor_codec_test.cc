@@ -1,4 +1,4 @@
-#include "server/tensor_codec.h"
+#include "server/codec/tensor_codec.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "core/memory/buffer_pool.h"
 #include "core/shape/strides.h"
 #include "core/tensor/layout.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
 #include "tests/common/alloc_counter.h"
 
 namespace onemodel::server {

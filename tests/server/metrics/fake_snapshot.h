@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "server/server_snapshot.h"
+#include "server/observability/server_snapshot.h"
 
 namespace onemodel::server {
 

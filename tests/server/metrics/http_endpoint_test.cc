@@ -1,4 +1,4 @@
-#include "server/http_endpoint.h"
+#include "server/observability/http_endpoint.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "server/metrics.h"
+#include "server/observability/metrics.h"
 #include "tests/server/metrics/raw_http.h"
 
 namespace onemodel::server {

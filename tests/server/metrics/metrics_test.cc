@@ -1,4 +1,4 @@
-#include "server/metrics.h"
+#include "server/observability/metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

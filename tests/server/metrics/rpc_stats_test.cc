@@ -1,4 +1,4 @@
-#include "server/rpc_stats.h"
+#include "server/observability/rpc_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/stats_proto.h"
+#include "server/observability/stats_proto.h"
 
 #include <gtest/gtest.h>
 

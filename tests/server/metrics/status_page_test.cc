@@ -1,6 +1,6 @@
 // The status page's documents: /status.json's figures from one reading, sessions by serial
 // (never their ids) with the most memory first, and the page itself served at / and /status.
-#include "server/status_page.h"
+#include "server/observability/status_page.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <chrono>
 #include <string>
 
-#include "server/metrics.h"
+#include "server/observability/metrics.h"
 #include "tests/common/parse_json.h"
 #include "tests/server/metrics/fake_snapshot.h"
 #include "tests/server/metrics/raw_http.h"

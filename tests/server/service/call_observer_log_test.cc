@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "server/logging.h"
-#include "server/request_context.h"
+#include "server/observability/logging.h"
+#include "server/rpc/request_context.h"
 #include "tests/common/parse_json.h"
 
 namespace onemodel::server {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/memory/buffer_pool.h"
-#include "server/handle_table.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
+#include "server/sessions/handle_table.h"
 #include "tests/common/heap_bytes.h"
 
 namespace onemodel::server {

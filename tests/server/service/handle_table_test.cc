@@ -1,4 +1,4 @@
-#include "server/handle_table.h"
+#include "server/sessions/handle_table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/memory/buffer_pool.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
 
 namespace onemodel::server {
 namespace {

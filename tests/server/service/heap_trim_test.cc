@@ -1,6 +1,6 @@
 // QuietHeapTrim: the C heap's free pages go back to the system once per quiet spell after
-// calls, never while calls keep beginning (server/heap_trim.h).
-#include "server/heap_trim.h"
+// calls, never while calls keep beginning (server/sessions/heap_trim.h).
+#include "server/sessions/heap_trim.h"
 
 #include <gtest/gtest.h>
 

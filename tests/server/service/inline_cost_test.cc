@@ -1,7 +1,7 @@
 // The cost estimate that decides which session requests run on gRPC's thread (inline_cost.h):
 // bytes touched from the inputs' sizes and the operations' shape rules; unbounded or unknown
 // operations never run inline.
-#include "server/inline_cost.h"
+#include "server/ops/inline_cost.h"
 
 #include <gtest/gtest.h>
 

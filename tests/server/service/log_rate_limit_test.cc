@@ -1,7 +1,7 @@
 // LogRateLimit: a burst of per_second lines, then one per 1/per_second seconds; the first line
 // allowed after refusals carries their count; 0 is no limit; a clock read out of order (two
 // threads) neither refills nor throws.
-#include "server/log_rate_limit.h"
+#include "server/observability/log_rate_limit.h"
 
 #include <gtest/gtest.h>
 

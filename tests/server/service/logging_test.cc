@@ -1,7 +1,7 @@
 // What the server's log lines keep and hide: handle tags are redacted from failure messages;
 // JSON lines are one valid object each whatever the message holds, with a line's fields as
 // members of their own; text lines are the text they are given.
-#include "server/logging.h"
+#include "server/observability/logging.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>

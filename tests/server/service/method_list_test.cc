@@ -1,4 +1,4 @@
-// The service's method list (ONEMODEL_FOR_EACH_METHOD, server/service.h) against the proto: one
+// The service's method list (ONEMODEL_FOR_EACH_METHOD, server/rpc/service.h) against the proto: one
 // row per RPC, in the proto's order, so RpcStats, GetStats and /metrics count every RPC under
 // its own name.
 #include <google/protobuf/descriptor.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "onemodel/v1/onemodel.grpc.pb.h"
-#include "server/service.h"
+#include "server/rpc/service.h"
 
 namespace onemodel::server {
 namespace {

@@ -1,7 +1,7 @@
 // ListOperations against the operation table it is made from: every registered operation is
 // listed with exactly the attributes Run accepts, each with the kind and default the
 // operation's readers really use; unknown names get the nearest names.
-#include "server/op_catalog.h"
+#include "server/ops/op_catalog.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,11 +11,11 @@
 #include <span>
 
 #include "core/kernels/kernel_set.h"
+#include "core/memory/buffer_pool.h"
 #include "core/ops/compare.h"
 #include "core/ops/reduce.h"
-#include "core/memory/buffer_pool.h"
-#include "server/nearest_names.h"
-#include "server/rpc_error.h"
+#include "server/ops/nearest_names.h"
+#include "server/rpc/rpc_error.h"
 #include "tests/common/proto_attributes.h"
 
 namespace onemodel::server {

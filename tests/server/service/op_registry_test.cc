@@ -1,4 +1,4 @@
-#include "server/op_registry.h"
+#include "server/ops/op_registry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "core/common/exceptions.h"
 #include "core/kernels/kernel_set.h"
 #include "core/memory/buffer_pool.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
 #include "tests/common/proto_attributes.h"
 
 namespace onemodel::server {

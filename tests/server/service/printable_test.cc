@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "server/logging.h"
+#include "server/observability/logging.h"
 
 namespace onemodel::server {
 namespace {

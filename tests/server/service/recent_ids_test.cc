@@ -1,6 +1,6 @@
 // RecentIds: ended session ids stay refused for their lifetime, within a fixed capacity, and
 // when a loop of sessions overflows it no id is vouched for until the forgotten ones expire.
-#include "server/recent_ids.h"
+#include "server/sessions/recent_ids.h"
 
 #include <gtest/gtest.h>
 

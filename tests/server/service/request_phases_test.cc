@@ -1,12 +1,12 @@
 // A request's time split (request_phases.h, request_context.h): decode and encode as timed
 // while its work runs, queue until its work began, execute the rest.
-#include "server/request_phases.h"
+#include "server/observability/request_phases.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "server/request_context.h"
+#include "server/rpc/request_context.h"
 
 namespace onemodel::server {
 namespace {

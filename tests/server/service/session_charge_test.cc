@@ -16,9 +16,9 @@
 #include "core/memory/size_class.h"
 #include "core/ops/elementwise.h"
 #include "onemodel/v1/onemodel.pb.h"
-#include "server/request_charge.h"
-#include "server/rpc_error.h"
-#include "server/session.h"
+#include "server/rpc/rpc_error.h"
+#include "server/sessions/request_charge.h"
+#include "server/sessions/session.h"
 #include "tests/common/heap_bytes.h"
 
 namespace onemodel::server {

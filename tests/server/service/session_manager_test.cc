@@ -1,4 +1,4 @@
-#include "server/session_manager.h"
+#include "server/sessions/session_manager.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "core/common/exceptions.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
 
 namespace onemodel::server {
 namespace {

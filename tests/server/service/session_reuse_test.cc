@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "server/rpc_error.h"
-#include "server/session_manager.h"
+#include "server/rpc/rpc_error.h"
+#include "server/sessions/session_manager.h"
 
 namespace onemodel::server {
 namespace {

@@ -1,6 +1,6 @@
 // SipHash-2-4 against the reference test vectors (Aumasson and Bernstein's vectors.h: key bytes
 // 00..0f, message i = bytes 00..i-1) and against OpenSSL's independent implementation.
-#include "server/siphash.h"
+#include "server/sessions/siphash.h"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <thread>
 
-#include "server/stream_reactors.h"
+#include "server/rpc/stream_reactors.h"
 
 namespace onemodel::server {
 namespace {

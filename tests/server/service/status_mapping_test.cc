@@ -1,13 +1,13 @@
-// The statuses that failures become (server/status_mapping.h): codes by kind, and messages cut
+// The statuses that failures become (server/rpc/status_mapping.h): codes by kind, and messages cut
 // at kMaxStatusMessageBytes, so a client's input cannot make a trailer or a log line grow.
-#include "server/status_mapping.h"
+#include "server/rpc/status_mapping.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/common/exceptions.h"
-#include "server/rpc_error.h"
+#include "server/rpc/rpc_error.h"
 
 namespace onemodel::server {
 namespace {

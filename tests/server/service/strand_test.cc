@@ -1,4 +1,4 @@
-#include "server/strand.h"
+#include "server/sessions/strand.h"
 
 #include <gtest/gtest.h>
 
