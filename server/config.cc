@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,6 +78,15 @@ std::optional<double> ParseSize(std::string_view v) {
   return static_cast<double>(bytes);
 }
 
+// "ONEMODEL_MAX_SESSIONS" for "--max-sessions" or "max-sessions": a flag's environment
+// variable.
+std::string EnvironmentName(std::string_view flag) {
+  if (flag.starts_with("--")) flag.remove_prefix(2);
+  std::string env = "ONEMODEL_";
+  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
 // The settings of onemodeld, each with its environment variable and help text; every numeric
 // one with the range it must lie in. Adding a setting is one line:
 //   flags.Number("max-widgets", &c->max_widgets, 1, 4096, "widgets one session may hold");
@@ -143,9 +153,9 @@ class Flags {
   // Adds --name with its environment variable ("max-sessions": ONEMODEL_MAX_SESSIONS).
   template <typename T>
   CLI::Option* Add(const std::string& name, T* value, const std::string& help) {
-    std::string env = "ONEMODEL_";
-    for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-    return app_.add_option("--" + name, *value, help)->envname(env)->capture_default_str();
+    return app_.add_option("--" + name, *value, help)
+        ->envname(EnvironmentName(name))
+        ->capture_default_str();
   }
   enum Kind { kInteger, kReal, kSize };
   // Accepts finite numbers of `kind` from `min` to `max` (`unit` follows them in messages);
@@ -172,6 +182,27 @@ class Flags {
   CLI::App& app_;
   std::vector<FlagRange> ranges_;
 };
+
+// The flags ("--auth-token-file") whose environment variable is set to the empty string and
+// that the command line does not give. CLI11 skips such a variable as if unset, so
+// ONEMODEL_AUTH_TOKEN_FILE= would start a server without authentication where
+// --auth-token-file '' is refused: ParseConfig gives each of these flags as '' instead, so
+// the same checks apply.
+std::vector<std::string> FlagsOfEmptyVariables(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : app.get_options()) {
+    const std::string& env = option->get_envname();
+    const char* value = env.empty() ? nullptr : std::getenv(env.c_str());
+    if (value == nullptr || *value != '\0') continue;
+    const std::string flag = "--" + option->get_lnames().front();
+    const bool given = std::any_of(argv + 1, argv + argc, [&](const char* arg) {
+      const std::string_view a(arg);
+      return a == flag || a.starts_with(flag + "=");
+    });
+    if (!given) flags.push_back(flag);
+  }
+  return flags;
+}
 
 // Declares every setting of `c` on `flags`.
 void DefineFlags(Flags& flags, ServerConfig* c) {
@@ -236,7 +267,7 @@ void DefineFlags(Flags& flags, ServerConfig* c) {
             "(health checks stay open)")
       ->check(CLI::ExistingFile);
   flags.Seconds("drain-seconds", &c->drain_seconds, 0, 86400,
-                "on SIGTERM/SIGINT, how long in-flight requests may take to finish");
+                "on SIGTERM/SIGINT/SIGHUP, how long in-flight requests may take to finish");
   flags.Seconds("stream-idle-timeout", &c->stream_idle_timeout_seconds, 0.001, 86400,
                 "seconds an UploadTensor/DownloadTensor may wait on a client that sends or reads "
                 "nothing before it is cancelled (DEADLINE_EXCEEDED) and its session goes on");
@@ -265,16 +296,29 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   CLI::App app{
       "onemodeld: the OneModel tensor service. Clients create sessions over gRPC, upload "
       "tensors as ONNX TensorProto, run eager operations with optional backward and fetch "
-      "results. Every flag can also be set by the environment variable named beside it; a "
-      "flag given on the command line wins.",
+      "results. Every flag can also be set by the environment variable named beside it (set to "
+      "the empty string, it counts as the flag given as ''); a flag given on the command line "
+      "wins.",
       "onemodeld"};
   app.get_formatter()->column_width(44);
   Flags flags(app);
   DefineFlags(flags, c);
+  const std::vector<std::string> emptied = FlagsOfEmptyVariables(app, argc, argv);
+  std::vector<const char*> args(argv, argv + argc);
+  for (const std::string& flag : emptied) args.insert(args.begin() + 1, {flag.c_str(), ""});
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+    const int code = app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
+    for (const std::string& flag : emptied) {
+      if (code != 0 && std::string_view(e.what()).find(flag) != std::string_view::npos) {
+        std::fprintf(stderr,
+                     "onemodeld: (%s is set to the empty string, which counts as %s '';"
+                     " unset it for the default)\n",
+                     EnvironmentName(flag).c_str(), flag.c_str());
+      }
+    }
+    return code;
   }
   if (c->metrics_listen == "off") c->metrics_listen.clear();
   if (c->tls_cert.empty() != c->tls_key.empty()) {

@@ -32,10 +32,6 @@ void WriteAtomically(const std::string& path, const std::string& text) {
   }
 }
 
-const char* SignalName(int signal_number) {
-  return signal_number == SIGTERM ? "SIGTERM" : "SIGINT";
-}
-
 // Watches a shutdown from its own thread: a second termination signal cuts the drain short,
 // and past the hard deadline (drain time plus kExitMargin, or kExitMargin after a second
 // signal) the process logs and _exits, whatever is still running.
@@ -63,7 +59,7 @@ class ShutdownWatch {
       const int signal_number = sigtimedwait(&signals_, nullptr, &kStep);
       if (signal_number > 0 && !second_signal_.exchange(true)) {
         spdlog::warn("second signal ({}): stopping the calls in flight now",
-                     SignalName(signal_number));
+                     TerminationSignalName(signal_number));
         deadline_ = std::min(deadline_, std::chrono::steady_clock::now() + kExitMargin);
         server_.CutDrainShort();
       }
@@ -113,7 +109,7 @@ int RunDaemon(const ServerConfig& config) {
   spdlog::info(
       "{} received: draining (up to {} s for in-flight requests; a second signal stops "
       "them now)",
-      SignalName(signal_number), config.drain_seconds);
+      TerminationSignalName(signal_number), config.drain_seconds);
   const std::chrono::milliseconds drain(static_cast<int64_t>(config.drain_seconds * 1000));
   ShutdownWatch watch(*server, signals, drain);
   const int64_t open = server->Shutdown(drain);

@@ -1,5 +1,5 @@
 // The onemodeld process: builds the pool, sessions, service, health, reflection and metrics
-// from a ServerConfig, serves until SIGTERM or SIGINT, then drains and exits.
+// from a ServerConfig, serves until SIGTERM, SIGINT or SIGHUP, then drains and exits.
 //
 // Shutdown: health turns NOT_SERVING, in-flight requests get up to --drain-seconds to finish,
 // then they are stopped (long kernels stop between blocks; the calls end UNAVAILABLE), every

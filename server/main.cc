@@ -8,10 +8,12 @@ namespace {
 
 // Blocks the termination signals before any shared library's initializer runs: OpenBLAS starts
 // its threads there, and a thread that does not block them would die of a second SIGTERM.
-// The executable's .preinit_array runs before every library's constructors.
+// Ignores SIGPIPE (termination_signals.h). The executable's .preinit_array runs before every
+// library's constructors.
 void BlockTerminationSignals(int, char**, char**) {
   const sigset_t signals = onemodel::server::TerminationSignals();
   sigprocmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
 }
 
 [[gnu::section(".preinit_array"),

@@ -7,12 +7,11 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <stdexcept>
 
 #include "proto/bearer_token.h"
+#include "proto/credential_file.h"
 
 namespace onemodel::server {
 namespace {
@@ -73,10 +72,11 @@ std::string CheckTlsFiles(const ServerConfig& c) {
 }  // namespace
 
 std::string ReadSecurityFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  if (!in.is_open() || in.bad()) throw std::runtime_error("cannot read the " + Named(flag, path));
-  return text;
+  try {
+    return ReadCredentialFile(path);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("the " + Named(flag, path) + " " + e.what());
+  }
 }
 
 std::string ReadAuthToken(const std::string& path) {

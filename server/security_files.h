@@ -23,7 +23,8 @@ std::string CheckSecurityFiles(const ServerConfig& config);
 // unreadable, empty or not one line.
 std::string ReadAuthToken(const std::string& path);
 
-// The whole of `path`; throws std::runtime_error naming `flag` and the file when unreadable.
+// The whole of `path` (ReadCredentialFile's rule: a regular file of at most 1 MiB); throws
+// std::runtime_error naming `flag`, the file and why when it is not.
 std::string ReadSecurityFile(const std::string& flag, const std::string& path);
 
 }  // namespace onemodel::server

@@ -2,25 +2,23 @@
 
 #include <grpcpp/security/credentials.h>
 
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include "proto/bearer_token.h"
+#include "proto/credential_file.h"
 
 namespace onemodel::cli {
 namespace {
 
-// The whole of `path` (an empty file reads as empty); throws naming `what` the file was for
-// when it cannot be read.
+// The whole of `path` (ReadCredentialFile's rule); throws naming `what` the file was for and
+// why when it cannot be read.
 std::string ReadFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  if (!in.is_open() || in.bad()) {
+  try {
+    return ReadCredentialFile(path);
+  } catch (const std::runtime_error& e) {
     throw client::Error(grpc::StatusCode::INVALID_ARGUMENT,
-                        "cannot read the " + what + " file '" + path + "'");
+                        "the " + what + " file '" + path + "' " + e.what());
   }
-  return text;
 }
 
 // The token in the token file, by the server's rule (TokenInFile); throws when there is none.

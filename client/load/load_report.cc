@@ -128,14 +128,19 @@ Json LatencyJson(const LatencyHistogram& latency) {
           {"max", latency.MaxMicros()}};
 }
 
+// LatencyJson with the count of what was timed.
+Json CountedLatencyJson(const LatencyHistogram& latency) {
+  Json json = LatencyJson(latency);
+  json["count"] = latency.count();
+  return json;
+}
+
 // The latencies of the RPCs `log` made, by name.
 Json RpcLatencyJson(const RequestLog& log) {
   Json json = Json::object();
   for (int i = 0; i < kRpcCount; ++i) {
     if (log.by_rpc[i].count() == 0) continue;
-    Json rpc = LatencyJson(log.by_rpc[i]);
-    rpc["count"] = log.by_rpc[i].count();
-    json[std::string(kRpcNames[i])] = std::move(rpc);
+    json[std::string(kRpcNames[i])] = CountedLatencyJson(log.by_rpc[i]);
   }
   return json;
 }
@@ -152,7 +157,8 @@ Json RatesJson(const std::vector<RatePhase>& rates) {
                     {"requests_per_s", PerSecond(phase.log.requests(), phase.seconds)},
                     {"errors", phase.log.errors()},
                     {"latency_us", LatencyJson(phase.log.latency)},
-                    {"step_latency_us", LatencyJson(phase.log.step_latency)}});
+                    {"step_latency_us", LatencyJson(phase.log.step_latency)},
+                    {"failed_step_latency_us", CountedLatencyJson(phase.log.failed_step_latency)}});
   }
   return json;
 }
@@ -224,6 +230,9 @@ std::string LatencyTable(const LoadResult& result) {
     text += LatencyRow(("  " + std::string(kRpcNames[i])).c_str(), log.by_rpc[i]);
   }
   text += LatencyRow("steps", log.step_latency);
+  if (log.failed_step_latency.count() > 0) {
+    text += LatencyRow("failed steps", log.failed_step_latency);
+  }
   if (!result.rates.empty()) {
     text += "(open loop: a step and its first request count from the step's intended send time)\n";
   }
@@ -361,6 +370,7 @@ std::string FormatJson(const LoadResult& result) {
   json["latency_us"] = LatencyJson(log.latency);
   json["rpc_latency_us"] = RpcLatencyJson(log);
   json["step_latency_us"] = LatencyJson(log.step_latency);
+  json["failed_step_latency_us"] = CountedLatencyJson(log.failed_step_latency);
   json["errors"] = ErrorsJson(log);
   json["rates"] = RatesJson(result.rates);
   json["knee"] = KneeJson(result);

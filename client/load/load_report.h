@@ -13,10 +13,13 @@
 //   seconds, steps, steps_per_s, requests, requests_per_s     the measured phases
 //   latency_us  mean, min, p50, p90, p99, p99_9, max         per request, measured phases
 //   rpc_latency_us  {"Run": {count, mean, ..., max}, "Backward", "Put", "Get"}: the RPCs made
-//   step_latency_us  as latency_us, per step (open loop: from its intended send time)
+//   step_latency_us  as latency_us, per step whose requests all succeeded (open loop: from its
+//               intended send time); failed_step_latency_us  count and the same for the steps a
+//               failed request ended
 //   errors      total, by_code {"UNAVAILABLE": n, ...}        measured phases
 //   rates       open loop, one per rate: rate_per_s, seconds, due_steps, unsent_steps, steps,
-//               requests, requests_per_s, errors, latency_us, step_latency_us ([] closed loop)
+//               requests, requests_per_s, errors, latency_us, step_latency_us,
+//               failed_step_latency_us ([] closed loop)
 //   knee        --sweep: p99_bound_ms, found, rate_per_s (null when not found), limited (a
 //               rate broke the bound; false: the knee is above the sweep); else null
 //   server      before, after_warmup, end, after_close: {ok, error (when not ok),
@@ -40,8 +43,9 @@
 namespace onemodel::load {
 
 // Version 1 had no schema_version field; 2 added it with rpc_latency_us, step_latency_us,
-// rates, knee and config's rate_per_s, sweep_rates_per_s, p99_bound_ms and transfer_bytes.
-inline constexpr int kLoadReportSchemaVersion = 2;
+// rates, knee and config's rate_per_s, sweep_rates_per_s, p99_bound_ms and transfer_bytes; 3
+// counts only the steps that succeeded in step_latency_us and adds failed_step_latency_us.
+inline constexpr int kLoadReportSchemaVersion = 3;
 
 // The human-readable summary, several lines ending in a newline.
 std::string FormatTable(const LoadResult& result);

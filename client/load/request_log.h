@@ -35,7 +35,8 @@ constexpr int RpcIndex(Rpc rpc) { return static_cast<int>(rpc); }
 struct RequestLog {
   LatencyHistogram latency;                          // every request, failed ones included
   std::array<LatencyHistogram, kRpcCount> by_rpc{};  // the same requests, by RPC
-  LatencyHistogram step_latency;                     // every step, from its start to its end
+  LatencyHistogram step_latency;         // steps whose requests all succeeded, start to end
+  LatencyHistogram failed_step_latency;  // steps a failed request ended, start to the failure
   std::array<int64_t, kStatusCodeCount> by_code{};   // requests by gRPC status code, OK first
   int64_t steps = 0;                                 // steps whose requests all succeeded
   LoadClock* clock = &SteadyLoadClock();             // what the latencies are read from
@@ -64,15 +65,16 @@ struct RequestLog {
   template <typename Step>
   std::chrono::nanoseconds TimeStep(LoadClock::TimePoint start, Step&& step) {
     next_start_ = start;
+    bool ok = true;
     try {
       step();
       ++steps;
     } catch (const client::Error&) {
-      // Logged by the request; the next step starts afresh (it resets the arena).
+      ok = false;  // logged by the request; the next step starts afresh (it resets the arena)
     }
     next_start_.reset();
     const std::chrono::nanoseconds elapsed = clock->Now() - start;
-    step_latency.Record(elapsed);
+    (ok ? step_latency : failed_step_latency).Record(elapsed);
     return elapsed;
   }
 
@@ -84,6 +86,7 @@ struct RequestLog {
     latency.Merge(other.latency);
     for (int i = 0; i < kRpcCount; ++i) by_rpc[i].Merge(other.by_rpc[i]);
     step_latency.Merge(other.step_latency);
+    failed_step_latency.Merge(other.failed_step_latency);
     for (size_t i = 0; i < by_code.size(); ++i) by_code[i] += other.by_code[i];
     steps += other.steps;
   }

@@ -75,10 +75,12 @@ void TimeSeries::RecordStep(LoadClock::TimePoint end, std::chrono::nanoseconds l
   std::lock_guard lock(mutex_);
   SeriesPoint* point = PointAt(end);
   if (point == nullptr) return;
-  if (errors == 0) ++point->steps;  // as RequestLog::steps: the steps that succeeded
+  if (errors == 0) {  // as RequestLog's steps and step_latency: the steps that succeeded
+    ++point->steps;
+    point->step_latency.Record(latency);
+  }
   point->requests += requests;
   point->errors += errors;
-  point->step_latency.Record(latency);
 }
 
 void TimeSeries::RecordServer(LoadClock::TimePoint at, const ServerSample& sample) {

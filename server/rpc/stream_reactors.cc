@@ -239,6 +239,14 @@ void UploadReactor::Start() {
 
 void UploadReactor::Reserve(int64_t bytes) {
   MemoryBudget& uploads = service_.sessions().upload_budget();
+  if (bytes > uploads.limit()) {  // no retry can help
+    throw ResourceExhausted("this upload announces " + FormatBytes(bytes) + ", more than the " +
+                            FormatBytes(uploads.limit()) +
+                            " that --max-upload-bytes-in-flight allows all uploads in flight "
+                            "together (by default half of --memory-limit), so this server can "
+                            "never take it; send a smaller tensor (for example in slices) or "
+                            "restart the server with a larger limit");
+  }
   try {
     uploads.Charge(bytes);
   } catch (const MemoryLimitException&) {

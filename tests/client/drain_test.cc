@@ -280,9 +280,31 @@ TEST(DrainTest, ASecondSigtermDuringTheDrainExitsCleanlyWithCodeThree) {
   EXPECT_EQ(status.error_code(), StatusCode::UNAVAILABLE) << status.error_message();
 }
 
+// A closed terminal (SIGHUP) drains the server as SIGTERM does; before, it killed the process
+// with no drain and no log line.
+TEST(DrainTest, ASighupDrainsAndExitsWithCodeZero) {
+  ServerProcess server;
+  client::Client client(server.grpc_address());
+  Session session = client.CreateSession();
+  session.Detach();
+  const ExitStatus exit = server.Stop(SIGHUP);
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+}
+
+// SIGPIPE (a log reader that went away) is ignored: before, the first one killed the process.
+TEST(DrainTest, ASigpipeDoesNotStopTheServer) {
+  ServerProcess server;
+  client::Client client(server.grpc_address());
+  ASSERT_EQ(kill(server.pid(), SIGPIPE), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_NO_THROW(client.CreateSession());
+  const ExitStatus exit = server.Stop();
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+}
+
 // Every thread of onemodeld but the main one (which waits for them in sigwait(), where the
-// kernel shows them unblocked) blocks SIGTERM and SIGINT: a thread that did not would die of
-// one, and the process with it.
+// kernel shows them unblocked) blocks SIGTERM, SIGINT and SIGHUP: a thread that did not would
+// die of one, and the process with it.
 TEST(DrainTest, EveryThreadBlocksTheTerminationSignals) {
   ServerProcess server;
   const std::string tasks = "/proc/" + std::to_string(server.pid()) + "/task";
@@ -294,7 +316,8 @@ TEST(DrainTest, EveryThreadBlocksTheTerminationSignals) {
     while (std::getline(status, line) && !line.starts_with("SigBlk:")) {
     }
     const uint64_t blocked = std::stoull(line.substr(7), nullptr, 16);
-    const uint64_t wanted = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1));
+    const uint64_t wanted = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1)) |
+                            (uint64_t{1} << (SIGHUP - 1));
     EXPECT_EQ(blocked & wanted, wanted) << "thread " << task.path().filename() << ": " << line;
     ++threads;
   }

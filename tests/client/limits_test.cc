@@ -249,6 +249,24 @@ TEST_F(RefusalTest, SlowUploadsCannotHoldTheCeilingAgainstAnotherSession) {
   EXPECT_TRUE(Eventually([&] { return Stats().pool().rented_bytes() == rented; }));
 }
 
+// An upload larger than --max-upload-bytes-in-flight itself can never be taken: the refusal
+// says so rather than "retry when they have finished".
+TEST_F(RefusalTest, AnUploadAboveTheWholeUploadCapIsToldNoRetryCanHelp) {
+  Session session = client().CreateSession({.memory_limit_bytes = 32 * kMiB});
+  const int64_t rented = Stats().pool().rented_bytes();
+  RawUpload upload(client(), session, {6 * kMiB});  // 24 MiB: fits the session, not the cap
+  const grpc::Status status = upload.Finish();
+  EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_NE(status.error_message().find(
+                "this upload announces 24 MiB, more than the 20 MiB that "
+                "--max-upload-bytes-in-flight allows all uploads in flight together"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("can never take it"), std::string::npos);
+  EXPECT_EQ(status.error_message().find("retry"), std::string::npos);
+  EXPECT_EQ(Stats().pool().rented_bytes(), rented);
+}
+
 TEST_F(RefusalTest, AnUploadThatNeverStopsIsRefusedAtItsHeader) {
   Session session = client().CreateSession();
   const TensorHandle x = session.Put<float>(kValues, {4});

@@ -52,7 +52,7 @@ TEST_F(LoadCliTest, FourSessionsForTwoSecondsReportEveryField) {
   EXPECT_EQ(root.at("config").at("step").get<std::string>(), "mlp");
   EXPECT_GE(Number(root, "seconds"), 2.0);
   EXPECT_GE(Number(root.at("warmup"), "seconds"), 1.0);
-  EXPECT_EQ(Number(root, "schema_version"), 2);
+  EXPECT_EQ(Number(root, "schema_version"), 3);
   const double requests = Number(root, "requests");
   EXPECT_GT(requests, 0);
   // The header counts the measured requests, not the warm-up's.

@@ -206,6 +206,18 @@ TEST(LoadReportTest, TableSummarizesThroughputLatencyMemoryAndCheck) {
   EXPECT_THAT(table, HasSubstr("check: FAILED\n  - 1 requests failed (UNAVAILABLE 1;"));
 }
 
+TEST(LoadReportTest, FailedStepsHaveTheirOwnLatencyRowAndField) {
+  LoadResult result = SampleResult();
+  EXPECT_THAT(FormatTable(result), Not(HasSubstr("failed steps")));  // none failed: no row
+  EXPECT_EQ(ParseJson(FormatJson(result)).at("failed_step_latency_us").at("count").get<double>(),
+            0);
+  result.measured.failed_step_latency.Record(std::chrono::microseconds(20));
+  EXPECT_THAT(FormatTable(result), HasSubstr("failed steps             1     0.020 "));
+  const json root = ParseJson(FormatJson(result));
+  EXPECT_EQ(root.at("failed_step_latency_us").at("max").get<double>(), 20);
+  EXPECT_EQ(root.at("step_latency_us").at("max").get<double>(), 2000);  // apart
+}
+
 TEST(LoadReportTest, TableSaysWhenTheCheckPassedOrWasNotAsked) {
   LoadResult result = SampleResult();
   result.measured.by_code[grpc::StatusCode::UNAVAILABLE] = 0;

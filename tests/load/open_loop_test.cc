@@ -111,6 +111,29 @@ TEST(OpenLoopTest, ASessionReturnsOnlyAtTheEndOfThePhaseAtAnyRate) {
   }
 }
 
+// A step that a failed request ends is timed apart: a server that refused every step at once
+// made the steps' latency look excellent when they were counted together.
+TEST(OpenLoopTest, AFailedStepIsTimedApartFromTheStepsThatSucceeded) {
+  FakeClock clock;
+  RequestLog log;
+  log.clock = &clock;
+  for (const bool fail : {false, true, true}) {
+    log.TimeStep(clock.Now(), [&] {
+      log.Time(Rpc::kRun, [&]() -> int {
+        clock.Advance(milliseconds(fail ? 1 : 30));
+        if (fail) throw client::Error(grpc::StatusCode::UNAVAILABLE, "refused");
+        return 0;
+      });
+    });
+  }
+  EXPECT_EQ(log.steps, 1);
+  EXPECT_EQ(log.step_latency.count(), 1);
+  EXPECT_EQ(log.step_latency.MaxMicros(), 30000);
+  EXPECT_EQ(log.failed_step_latency.count(), 2);
+  EXPECT_EQ(log.failed_step_latency.MaxMicros(), 1000);
+  EXPECT_EQ(log.errors(), 2);
+}
+
 TEST(OpenLoopTest, ScheduleHasEveryArrivalBeforeTheEndOnce) {
   const LoadClock::TimePoint start{std::chrono::seconds(5)};
   ArrivalSchedule schedule(start, start + milliseconds(25), /*steps_per_s=*/200);  // every 5 ms

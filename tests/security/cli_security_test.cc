@@ -2,7 +2,9 @@
 // against servers that require TLS, mutual TLS and a bearer token.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -102,6 +104,28 @@ TEST_F(CliSecurityTest, ATokenFileIsReadAsTheServerReadsIt) {
   EXPECT_EQ(two.exit_code, 1);
   EXPECT_THAT(two.err, HasSubstr("holds more than one line"));
   EXPECT_THAT(two.err, Not(HasSubstr(kToken)));
+}
+
+// A credential is read only from a regular file of at most 1 MiB (ReadCredentialFile): /dev/zero
+// and a FIFO that nobody writes are refused at once rather than read without end.
+TEST_F(CliSecurityTest, ACredentialFileThatIsNotARegularFileIsRefusedAtOnce) {
+  const std::string fifo = pki().Path("cli-fifo");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& file : {std::string("/dev/zero"), fifo}) {
+    for (const std::string flag : {"--token-file", "--tls-ca"}) {
+      const CommandResult result =
+          RunCommand({"/usr/bin/timeout", "20", ONEMODEL_CLI_PATH, "--server",
+                      server_->grpc_address(), flag, file, "session", "create"});
+      EXPECT_EQ(result.exit_code, 1) << flag << " " << file << ": " << result.err;
+      EXPECT_THAT(result.err,
+                  HasSubstr("the " + flag + " file '" + file + "' is not a regular file"));
+    }
+  }
+  std::ofstream(pki().Path("cli-huge-token")) << std::string((1 << 20) + 1, 'x');
+  const CommandResult huge = Cli(Join(Trusted("cli-huge-token"), {"session", "create"}));
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_THAT(huge.err, HasSubstr("holds more than 1024 KiB"));
 }
 
 TEST_F(CliSecurityTest, ARefusedTokenGetsAHintNamingTheFlag) {

@@ -2,6 +2,7 @@
 // flag and the file, before it listens.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,9 @@ class StartupTest : public ::testing::TestWithParam<BadStart> {
     std::ofstream(pki.Path("two-line-token")) << "first\nsecond\n";
     std::ofstream(pki.Path("non-ascii-token")) << "t\xc3\xb6ken\n";
     std::filesystem::create_directories(pki.Path("a-directory"));
+    std::filesystem::remove(pki.Path("a-fifo"));
+    ::mkfifo(pki.Path("a-fifo").c_str(), 0600);
+    std::ofstream(pki.Path("huge.pem")) << std::string((1 << 20) + 1, 'x');
   }
 
   // `text` with "@<file>" replaced by the file's path in the test PKI.
@@ -100,7 +104,22 @@ INSTANTIATE_TEST_SUITE_P(
                  {"--auth-token-file", "@non-ascii-token", "other than printable ASCII"}},
         BadStart{"DirectoryAsTokenFile",
                  {"--auth-token-file", "@a-directory"},
-                 {"--auth-token-file", "@a-directory"}}),
+                 {"--auth-token-file", "@a-directory"}},
+        // Read without end before (15.7 GB, then std::bad_alloc) or waited for a writer for
+        // good, with SIGTERM and SIGINT blocked: refused at once now.
+        BadStart{"DevZeroAsTokenFile",
+                 {"--auth-token-file", "/dev/zero"},
+                 {"--auth-token-file file '/dev/zero' is not a regular file"}},
+        BadStart{"FifoAsTokenFile",
+                 {"--auth-token-file", "@a-fifo"},
+                 {"--auth-token-file", "@a-fifo", "is not a regular file"}},
+        BadStart{"DevZeroAsCert",
+                 {"--tls-cert", "/dev/zero", "--tls-key", "@server.key"},
+                 {"--tls-cert file '/dev/zero' is not a regular file"}},
+        BadStart{"HugeClientCa",
+                 {"--tls-cert", "@server.pem", "--tls-key", "@server.key", "--tls-client-ca",
+                  "@huge.pem"},
+                 {"--tls-client-ca", "@huge.pem", "holds more than 1024 KiB"}}),
     [](const ::testing::TestParamInfo<BadStart>& info) { return info.param.description; });
 
 }  // namespace

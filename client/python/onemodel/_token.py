@@ -9,6 +9,7 @@ works.
 """
 
 import os
+import stat
 from typing import Optional, Tuple
 
 TOKEN_FILE_ENV = 'ONEMODEL_TOKEN_FILE'
@@ -34,14 +35,31 @@ def bearer_token(token: Optional[str], token_file: Optional[str]) -> Optional[st
     return _checked(_text(token_file, source), "the file %r (%s)" % (token_file, source))
 
 
+# The most a token file may hold, as onemodeld and the CLI have it (kMaxCredentialFileBytes).
+MAX_TOKEN_FILE_BYTES = 1 << 20
+
+
 def _text(path: str, source: str) -> str:
-    """The text of the file `path`; an OSError naming where the path came from."""
+    """The text of the regular file `path` of at most MAX_TOKEN_FILE_BYTES (the rule of
+    proto/credential_file.h: /dev/zero or a FIFO nobody writes is refused at once, not read
+    without end); an OSError naming the file and where its path came from."""
+    def refused(why: str) -> OSError:
+        return OSError('the bearer token file %r (%s) %s' % (path, source, why))
     try:
-        with open(path, encoding='utf-8') as f:
-            return f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise OSError(e.errno, 'cannot read the bearer token file %r (%s): %s'
                       % (path, source, e.strerror), path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise refused('is not a regular file (a FIFO, a device or a directory): name the file '
+                      'that holds the token')
+    with os.fdopen(fd, 'rb') as f:
+        data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise refused('holds more than %d KiB, more than any token: name the token file itself'
+                      % (MAX_TOKEN_FILE_BYTES >> 10))
+    return data.decode('utf-8', errors='replace')
 
 
 def _checked(token: str, source: str) -> str:

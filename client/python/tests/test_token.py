@@ -3,6 +3,7 @@
 started with --auth-token-file."""
 
 import asyncio
+import os
 
 import pytest
 
@@ -58,6 +59,18 @@ def test_the_variable_names_the_file_when_no_argument_does(token_server, tmp_pat
     monkeypatch.setenv('ONEMODEL_TOKEN_FILE', '')  # empty: as unset, no token
     with pytest.raises(onemodel.Unauthenticated):
         token_server.client().ping()
+
+
+def test_a_token_file_that_is_not_a_small_regular_file_is_refused_at_once(tmp_path):
+    """/dev/zero was read until memory ran out, and a FIFO nobody writes waited for good."""
+    fifo = tmp_path / 'fifo'
+    os.mkfifo(fifo)
+    for path in ('/dev/zero', str(fifo), str(tmp_path)):
+        with pytest.raises(OSError, match='is not a regular file'):
+            onemodel.Client('127.0.0.1:1', token_file=path)
+    huge = write(tmp_path, 'huge', 'x' * ((1 << 20) + 1))
+    with pytest.raises(OSError, match='holds more than 1024 KiB'):
+        onemodel.Client('127.0.0.1:1', token_file=huge)
 
 
 def test_async_client_takes_the_same_token_arguments(token_server, tmp_path, monkeypatch):

@@ -66,6 +66,36 @@ TEST(Config, EnvironmentVariablesSetAndFlagsWin) {
   unsetenv("ONEMODEL_METRICS_LISTEN");
 }
 
+// A variable set to the empty string counts as its flag given as '': CLI11 alone skipped it,
+// so ONEMODEL_AUTH_TOKEN_FILE= started a server without authentication while
+// --auth-token-file '' was refused.
+TEST(Config, AnEmptyEnvironmentVariableCountsAsItsFlagGivenEmpty) {
+  testing::internal::CaptureStderr();
+  for (const char* env : {"ONEMODEL_AUTH_TOKEN_FILE", "ONEMODEL_LISTEN", "ONEMODEL_TLS_CERT",
+                          "ONEMODEL_MAX_SESSIONS", "ONEMODEL_LOG_LEVEL"}) {
+    setenv(env, "", 1);
+    ServerConfig c;
+    EXPECT_EQ(Parse({}, &c), 2) << env;
+    unsetenv(env);
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ONEMODEL_AUTH_TOKEN_FILE is set to the empty string, which counts as "
+                     "--auth-token-file ''; unset it for the default"),
+            std::string::npos)
+      << err;
+  setenv("ONEMODEL_METRICS_LISTEN", "", 1);  // '' is a value this flag takes: off
+  setenv("ONEMODEL_MAX_SESSIONS", "", 1);
+  ServerConfig c;
+  EXPECT_EQ(Parse({"--max-sessions", "5"}, &c), -1) << "the command line still wins";
+  EXPECT_EQ(c.metrics_listen, "");
+  EXPECT_EQ(c.max_sessions, 5);
+  ServerConfig d;
+  EXPECT_EQ(Parse({"--max-sessions=6"}, &d), -1);
+  EXPECT_EQ(d.max_sessions, 6);
+  unsetenv("ONEMODEL_METRICS_LISTEN");
+  unsetenv("ONEMODEL_MAX_SESSIONS");
+}
+
 TEST(Config, BadSettingsExitWithUsageErrorTwo) {
   ServerConfig c;
   testing::internal::CaptureStderr();
