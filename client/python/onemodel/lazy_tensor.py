@@ -17,7 +17,7 @@ Tensors travel inline as FLOAT (the operations compute FLOAT only).
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -340,6 +340,14 @@ class Tensor:
         if not self.shape:
             raise TypeError('len() of a 0-d tensor')
         return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """t[0], t[1], ... along the first dimension; TypeError for a 0-d tensor, as numpy and
+        torch (it holds one value: item() reads it)."""
+        if not self.shape:
+            raise TypeError('iteration over a 0-d tensor: it holds one value, read it with '
+                            'item()')
+        return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self) -> bool:
         return bool(self.item())

@@ -348,6 +348,14 @@ def test_getitem_errors(sess):
         t[[0, 1]]
 
 
+def test_iterating_a_0d_tensor_raises_type_error(sess):
+    t = sess.tensor(np.float32(3))
+    with pytest.raises(TypeError, match=r'iteration over a 0-d tensor.*item\(\)'):
+        list(t)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert [r.tolist() for r in sess.tensor(a)] == a.tolist()
+
+
 def test_slice_method(ksess, rng):
     a = f32(rng, 5, 4)
     t = ksess.tensor(a)
