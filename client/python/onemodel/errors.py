@@ -42,6 +42,11 @@ class ResourceExhausted(OneModelError):
     """RESOURCE_EXHAUSTED: message size, memory quota, session limit."""
 
 
+class DeadlineExceeded(OneModelError):
+    """DEADLINE_EXCEEDED: the call's deadline (Client(timeout=...)) passed before it finished,
+    or a streamed transfer stalled (--stream-idle-timeout)."""
+
+
 class Unauthenticated(OneModelError):
     """UNAUTHENTICATED: missing or wrong token."""
 
@@ -62,6 +67,7 @@ _BY_CODE = {
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.UNAVAILABLE: Unavailable,
 }
