@@ -74,6 +74,17 @@ class PlotTest(unittest.TestCase):
         self.assert_refused(self.plot("--csv", series, "-o", self.dir.name + "/x.png"),
                             f"{series}:3: p99_ms 'abc' is not a number")
 
+    def test_times_outside_a_run_are_refused(self):
+        # t_s=1e308 alone made matplotlib's tick locator raise IndexError (a traceback, exit 1)
+        for t_s, seconds in (("1e308", "1.000"), ("-1e308", "1.000"), ("0.000", "1e308"),
+                             ("999999999.5", "1.000")):
+            with self.subTest(t_s=t_s, seconds=seconds):
+                series = self.file("huge.csv", HEADER + f"0,100,{t_s},{seconds},100,25,50,1.5,"
+                                                        "3,,,\n")
+                self.assert_refused(self.plot("--csv", series, "-o", self.dir.name + "/x.png"),
+                                    f"{series}:2: t_s {float(t_s):g} + seconds "
+                                    f"{float(seconds):g} is not within 0 to 1e+09 s")
+
     def test_a_csv_without_the_columns_is_refused(self):
         series = self.file("other.csv", "a,b\n1,2\n")
         self.assert_refused(self.plot("--csv", series, "-o", self.dir.name + "/x.png"),

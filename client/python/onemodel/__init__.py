@@ -13,7 +13,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 from .errors import (OneModelError, InvalidArgument, NotFound, FailedPrecondition,  # noqa: E402
-                     ResourceExhausted, Unauthenticated, Unavailable, ProtocolError)
+                     ResourceExhausted, DeadlineExceeded, Unauthenticated, Unavailable,
+                     ProtocolError)
 from .tensors import (DataType, TensorProto, to_tensor_proto, to_typed_tensor_proto,  # noqa: E402
                       from_tensor_proto, from_onnx, float32_to_bfloat16_bits,
                       bfloat16_bits_to_float32)
@@ -31,7 +32,7 @@ __all__ = [
     'Client', 'Session', 'Batch', 'RemoteTensor', 'Output', 'StatsWatch', 'read_ready_file',
     'make_attribute', 'make_input', 'make_operation', 'SESSION_HEADER', 'INSTANCE_HEADER',
     'OneModelError', 'InvalidArgument', 'NotFound', 'FailedPrecondition', 'ResourceExhausted',
-    'Unauthenticated', 'Unavailable', 'ProtocolError',
+    'DeadlineExceeded', 'Unauthenticated', 'Unavailable', 'ProtocolError',
     'DataType', 'TensorProto', 'to_tensor_proto', 'to_typed_tensor_proto', 'from_tensor_proto',
     'from_onnx', 'float32_to_bfloat16_bits', 'bfloat16_bits_to_float32', 'pb', 'health_pb2',
     'onnx_pb2', 'Tensor', 'ComparisonNotSupported', 'apply', 'grad', 'nn', 'optim',

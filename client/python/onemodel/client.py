@@ -97,7 +97,16 @@ def _rpc(method, fn, *args, **kwargs):
 
 
 class Output(int):
-    """A reference to the output of an earlier operation of the same Run (its index)."""
+    """A reference to the output of an earlier operation of the same Run (its index).
+    Batch.add's Outputs also know their batch: only that batch takes them (in add() and as
+    its index), so that one cannot silently name an operation of another Run."""
+
+    batch: Optional['Batch']
+
+    def __new__(cls, index: int, batch: Optional['Batch'] = None) -> 'Output':
+        out = super().__new__(cls, index)
+        out.batch = batch
+        return out
 
     def __repr__(self):
         return 'Output(%d)' % int(self)
@@ -232,6 +241,12 @@ def make_input(value):
     if isinstance(value, pb.Input):
         return value
     if isinstance(value, Output):
+        if value.batch is not None:
+            raise ValueError(
+                '%r came from Batch.add and refers to an operation of that batch (%r), not of '
+                'this list of operations: pass its result, batch[output] after batch.run() (a '
+                'RemoteTensor), or onemodel.Output(i) for operation i of this list'
+                % (value, value.batch))
         return pb.Input(output=int(value))
     if isinstance(value, (RemoteTensor, str)):
         return pb.Input(handle=_handle(value))
@@ -445,26 +460,53 @@ class Batch:
         self.operations = []
         self.results = None
 
+    def __repr__(self):
+        n = len(self.operations)
+        return 'Batch(%d operation%s, %s)' % (n, '' if n == 1 else 's',
+                                              'not run' if self.results is None else 'run')
+
     def add(self, op: str, *inputs: Any, placement: Any = None, **attrs: Any) -> Output:
-        """Appends an operation; returns its Output. Attribute errors raise here."""
+        """Appends an operation; returns its Output (of this batch). Attribute errors, and an
+        Output of another batch among the inputs, raise here."""
+        inputs = tuple(self._own(v) if isinstance(v, Output) else v for v in inputs)
         try:
             self.operations.append(make_operation(
                 {'op': op, 'inputs': inputs, 'attrs': attrs, 'placement': placement}))
         except errors.InvalidArgument as e:
             raise _operation_error(len(self.operations), op, e) from None
-        return Output(len(self.operations) - 1)
+        return Output(len(self.operations) - 1, self)
+
+    def _own(self, ref: Output, *, as_index: bool = False) -> Output:
+        """`ref` as a plain Output(i) when it is this batch's (or a plain one); ValueError,
+        saying what to do instead (as an input, or `as_index`), when another batch's add()
+        returned it."""
+        if ref.batch is None or ref.batch is self:
+            return Output(int(ref))
+        if as_index:
+            advice = 'index the batch that returned it: that_batch[output]'
+        elif ref.batch.results is None:
+            advice = ('add this operation to that batch too, or run that batch first and pass '
+                      'its result, that_batch[output] (a RemoteTensor)')
+        else:
+            advice = 'that batch has run: pass its result, that_batch[output] (a RemoteTensor)'
+        raise ValueError('%r is an output of another batch (%r), not of this one (%r): an '
+                         'Output names an operation of its own batch only; %s'
+                         % (ref, ref.batch, self, advice))
 
     def run(self):
         self.results = self.session.run(self.operations, no_grad=self.no_grad,
                                         reset_arena=self.reset_arena)
         return self.results
 
-    def __getitem__(self, ref: int) -> 'RemoteTensor':
+    def __getitem__(self, ref: Output) -> 'RemoteTensor':
         """The RemoteTensor of an Output of this batch, once run() has sent it."""
+        if not isinstance(ref, Output):
+            raise TypeError('a Batch is indexed with an Output its add() returned, got %r (%s)'
+                            % (ref, type(ref).__name__))
+        i = int(self._own(ref, as_index=True))
         if self.results is None:
             raise RuntimeError('this batch has not run yet: call run() first (or leave its with '
                                'block), then index it with the Output that add() returned')
-        i = int(ref)
         if not 0 <= i < len(self.results):
             raise IndexError('Output(%d) is not an operation of this batch (it ran %d)'
                              % (i, len(self.results)))

@@ -42,6 +42,11 @@ class ResourceExhausted(OneModelError):
     """RESOURCE_EXHAUSTED: message size, memory quota, session limit."""
 
 
+class DeadlineExceeded(OneModelError):
+    """DEADLINE_EXCEEDED: the call's deadline (Client(timeout=...)) passed before it finished,
+    or a streamed transfer stalled (--stream-idle-timeout)."""
+
+
 class Unauthenticated(OneModelError):
     """UNAUTHENTICATED: missing or wrong token."""
 
@@ -62,16 +67,33 @@ _BY_CODE = {
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.FAILED_PRECONDITION: FailedPrecondition,
     grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.UNAVAILABLE: Unavailable,
 }
 
 
+# gRPC's words when a message is above the receiver's limit (the server's --max-message-bytes)
+_TOO_LARGE = 'Received message larger than max'
+_TOO_LARGE_HINT = (
+    '\n  (the server refuses messages above its --max-message-bytes, Session.max_message_bytes: '
+    'upload large arrays first with s.put() or s.tensor(), which stream them in chunks, and '
+    'pass the handle or Tensor instead of the array inline)')
+
+
+def _hint(code, details):
+    """What to do about a refusal, appended to its details: '' unless there is advice."""
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED and details.startswith(_TOO_LARGE):
+        return _TOO_LARGE_HINT
+    return ''
+
+
 def from_rpc_error(err, method=''):
-    """The OneModelError for a grpc.RpcError (which is also a grpc.Call)."""
+    """The OneModelError for a grpc.RpcError (which is also a grpc.Call); a request the server
+    refused for its size gets a hint to stream large operands instead."""
     code = err.code() if hasattr(err, 'code') else grpc.StatusCode.UNKNOWN
-    details = err.details() if hasattr(err, 'details') else str(err)
+    details = (err.details() if hasattr(err, 'details') else str(err)) or ''
     cls = _BY_CODE.get(code, OneModelError)
-    e = cls(code, details, method)
+    e = cls(code, details + _hint(code, details), method)
     e.rpc_error = err
     return e

@@ -17,7 +17,7 @@ Tensors travel inline as FLOAT (the operations compute FLOAT only).
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -340,6 +340,14 @@ class Tensor:
         if not self.shape:
             raise TypeError('len() of a 0-d tensor')
         return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """t[0], t[1], ... along the first dimension; TypeError for a 0-d tensor, as numpy and
+        torch (it holds one value: item() reads it)."""
+        if not self.shape:
+            raise TypeError('iteration over a 0-d tensor: it holds one value, read it with '
+                            'item()')
+        return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self) -> bool:
         return bool(self.item())
@@ -713,13 +721,15 @@ class Tensor:
 
     def slice(self, dim: int, start: Optional[int] = None, stop: Optional[int] = None,
               step: Optional[int] = None) -> Tensor:
-        """numpy slicing start:stop:step along `dim` (a view)."""
-        step = 1 if step is None else int(step)
+        """numpy slicing start:stop:step along `dim` (a view). Bounds beyond the int64 range
+        are clamped to it, as Python clamps slices (the server then clamps to the extent)."""
+        step = 1 if step is None else _clamp_int64(step)
         if start is None:
             start = 0 if step > 0 else _BIG
         if stop is None:
             stop = _BIG if step > 0 else -_BIG - 1
-        return apply('Slice', self, dim=int(dim), start=int(start), stop=int(stop), step=step)
+        return apply('Slice', self, dim=int(dim), start=_clamp_int64(start),
+                     stop=_clamp_int64(stop), step=step)
 
     # ---- indexing and joining -----------------------------------------------------------------
 
@@ -796,6 +806,11 @@ class Tensor:
                 raise TypeError('only ints, slices, None and ... index a onemodel.Tensor (got %s)'
                                 % type(k).__name__)
         return out.squeeze(squeeze) if squeeze else out
+
+
+def _clamp_int64(v: Any) -> int:
+    """The int `v`, clamped to [-2^63, 2^63 - 1] (a slice bound; the server takes int64)."""
+    return min(max(int(v), -_BIG - 1), _BIG)
 
 
 def _reduce_attrs(axes: Optional[Ints], keepdims: bool) -> dict:

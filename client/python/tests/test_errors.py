@@ -320,5 +320,18 @@ def test_session_rpc_without_session_id(client):
     assert ei.value.code() == IA, ei.value
     assert 'no session id' in ei.value.details().lower()
 
+def test_a_deadline_that_expires_during_a_run_raises_deadline_exceeded(server):
+    # as FaultsTest.ADeadlineThatExpiresDuringARunStopsIt: (128 x 2^23) @ (2^23 x 128) of
+    # broadcast views is minutes of work on no memory; the server stops it at the deadline
+    with server.client(timeout=0.5).session() as s:
+        x = s.put(np.ones((1, 1), np.float32))
+        a, b = s.op('Expand', x, shape=[128, 1 << 23]), s.op('Expand', x, shape=[1 << 23, 128])
+        with pytest.raises(onemodel.DeadlineExceeded) as ei:
+            s.op('MatMul', a, b)
+        assert_error(ei, grpc.StatusCode.DEADLINE_EXCEEDED)
+        assert ei.value.method == 'Run'
+        assert s.op('Sum', x).numpy() == 1.0                   # the session carries on
+
+
 # Unary messages above --max-message-bytes: test_process.py (a 64 KiB server, both directions)
 # and test_large.py (GetTensor of a tensor above the default 64 MiB).

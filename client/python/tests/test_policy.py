@@ -123,3 +123,38 @@ def test_batch_indexed_before_run_says_to_run_it(sess):
     assert b[y].numpy().tolist() == [1.0, 1.0]
     with pytest.raises(IndexError, match=r'Output\(3\) is not an operation of this batch'):
         b[onemodel.Output(3)]
+
+
+def test_an_output_of_another_batch_is_refused(sess):
+    # Output(0) of `a` used in `b` named b's operation 0: [e^x + x] instead of an error
+    x = sess.put(np.array([1.0, 2.0, 3.0], np.float32))
+    a, b = sess.batch(), sess.batch()
+    xa = a.add('Neg', x)
+    b.add('Exp', x)
+    with pytest.raises(ValueError, match=r'Output\(0\) is an output of another batch \(Batch\(1 '
+                       r'operation, not run\)\), not of this one \(Batch\(1 operation, not run\)'
+                       r'\).*add this operation to that batch too, or run that batch first'):
+        b.add('Add', xa, x)
+    y = b.add('Add', x, x)
+    b.run()
+    with pytest.raises(ValueError, match=r'another batch.*index the batch that returned it'):
+        b[xa]
+    a.run()
+    c = sess.batch()
+    with pytest.raises(ValueError, match=r'that batch has run: pass its result, that_batch\['):
+        c.add('Add', xa, x)
+    with pytest.raises(ValueError, match=r'came from Batch.add.*pass its result'):
+        sess.run([{'op': 'Add', 'inputs': [xa, x]}])
+    z = c.add('Add', a[xa], x)                                 # the result handle works
+    c.run()
+    assert c[z].numpy().tolist() == [0.0, 0.0, 0.0]
+    assert b[y].numpy().tolist() == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize('key', [0.7, 0, np.int64(0), 'a1'], ids=repr)
+def test_a_batch_is_indexed_by_its_outputs_only(sess, key):
+    b = sess.batch()
+    b.add('Relu', np.ones(2))
+    b.run()
+    with pytest.raises(TypeError, match='a Batch is indexed with an Output its add'):
+        b[key]

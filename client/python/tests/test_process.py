@@ -123,6 +123,24 @@ def test_message_limit_flag_and_auto_streaming(started):
             assert sess.get(h.handle).tobytes() == b.tobytes()
 
 
+def test_a_request_too_large_for_the_server_hints_at_streaming(started):
+    s = started('--max-message-bytes', '1MiB')
+    with s.client().session() as sess:
+        t = sess.tensor(np.ones(1, np.float32))
+        big = np.ones(300000)                                  # 1.2 MB inline as FLOAT
+        for compute in (lambda: (t + big).numpy(), lambda: sess.op('Add', t.handle, big)):
+            with pytest.raises(onemodel.ResourceExhausted) as ei:
+                compute()
+            assert_error(ei, grpc.StatusCode.RESOURCE_EXHAUSTED, 'larger than max',
+                         '--max-message-bytes', 'upload large arrays first with s.put() or '
+                         's.tensor(), which stream them')
+        assert (t + sess.tensor(big)).numpy().shape == (300000,)  # streamed: the hint works
+    with s.client().session(memory_limit_bytes=1024) as small:  # other refusals: no hint
+        with pytest.raises(onemodel.ResourceExhausted) as ei:
+            small.put(np.ones(4096, np.float32))
+        assert 'stream' not in ei.value.details
+
+
 def test_environment_variables_configure(started):
     s = started(env={'ONEMODEL_MAX_MESSAGE_BYTES': '128KiB', 'ONEMODEL_MAX_SESSIONS': '2'})
     c = s.client()

@@ -348,6 +348,25 @@ def test_getitem_errors(sess):
         t[[0, 1]]
 
 
+def test_slice_bounds_beyond_int64_clamp_as_python_does(sess):
+    a = np.arange(5, dtype=np.float32)
+    t, big = sess.tensor(a), 10 ** 20
+    for key in (slice(-big, big), slice(None, None, big), slice(None, None, -big),
+                slice(big, -big, -1), slice(2, big, 2), slice(big, None)):
+        check(sess, t[key], a[key])
+    check(sess, t.slice(0, -big, big), a)
+    with pytest.raises(IndexError, match='index %d is out of bounds' % big):
+        t[big]                      # an int index is not clamped: out of range, as numpy
+
+
+def test_iterating_a_0d_tensor_raises_type_error(sess):
+    t = sess.tensor(np.float32(3))
+    with pytest.raises(TypeError, match=r'iteration over a 0-d tensor.*item\(\)'):
+        list(t)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert [r.tolist() for r in sess.tensor(a)] == a.tolist()
+
+
 def test_slice_method(ksess, rng):
     a = f32(rng, 5, 4)
     t = ksess.tensor(a)
