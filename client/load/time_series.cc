@@ -111,12 +111,17 @@ std::string FormatCsv(const std::vector<SeriesPoint>& points) {
       "pool_rented_bytes,pool_idle_bytes,arena_reserved_bytes\n";
   for (const SeriesPoint& p : points) {
     char line[320];
-    std::snprintf(line, sizeof line, "%d,%.6g,%.3f,%.3f,%.6g,%.6g,%lld,%.6g,%.6g,", p.phase,
-                  p.rate_per_s, p.t_s, p.seconds, static_cast<double>(p.requests) / p.seconds,
-                  static_cast<double>(p.steps) / p.seconds, static_cast<long long>(p.errors),
-                  p.step_latency.PercentileMicros(50) / 1e3,
-                  p.step_latency.PercentileMicros(99) / 1e3);
+    std::snprintf(line, sizeof line, "%d,%.6g,%.3f,%.3f,%.6g,%.6g,%lld,", p.phase, p.rate_per_s,
+                  p.t_s, p.seconds, static_cast<double>(p.requests) / p.seconds,
+                  static_cast<double>(p.steps) / p.seconds, static_cast<long long>(p.errors));
     csv += line;
+    if (p.step_latency.count() > 0) {  // else empty: no step succeeded in that second
+      std::snprintf(line, sizeof line, "%.6g,%.6g,", p.step_latency.PercentileMicros(50) / 1e3,
+                    p.step_latency.PercentileMicros(99) / 1e3);
+      csv += line;
+    } else {
+      csv += ",,";
+    }
     if (p.server_read) {
       std::snprintf(line, sizeof line, "%lld,%lld,%lld",
                     static_cast<long long>(p.pool_rented_bytes),

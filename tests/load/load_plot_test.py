@@ -21,6 +21,8 @@ HEADER = ("phase,rate_per_s,t_s,seconds,requests_per_s,steps_per_s,errors,p50_ms
 # Two seconds; in the second, half the requests failed.
 ROWS = ("0,100,0.000,1.000,100,50,0,1.5,3,4096,0,1048576\n"
         "0,100,1.000,1.000,100,25,50,1.5,3,,,\n")
+# A third second in which every request failed: no step latency to show.
+ALL_FAILED = "0,100,2.000,1.000,100,0,100,,,,,\n"
 
 
 def load_module():
@@ -107,15 +109,19 @@ class PlotTest(unittest.TestCase):
         self.assertIsNone(series[1]["pool_rented_bytes"])
         self.assertEqual(plot.failure_note(series), "50 of 200 requests failed")
         self.assertIsNone(plot.failure_note(series[:1]))
+        series = plot.read_series(self.file("f.csv", HEADER + ROWS + ALL_FAILED))
+        self.assertIsNone(series[2]["p50_ms"])
+        self.assertIsNone(series[2]["p99_ms"])
+        self.assertEqual(plot.failure_note(series), "150 of 300 requests failed")
 
     def test_a_run_with_errors_is_drawn_with_its_note(self):
         if subprocess.run([sys.executable, "-c", "import matplotlib"],
                           capture_output=True, check=False).returncode != 0:
             self.skipTest("python3-matplotlib is not installed (scripts/install-deps installs it)")
         png = os.path.join(self.dir.name, "s.png")
-        result = self.plot("--csv", self.file("s.csv", HEADER + ROWS), "-o", png)
+        result = self.plot("--csv", self.file("s.csv", HEADER + ROWS + ALL_FAILED), "-o", png)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("note: 50 of 200 requests failed", result.stderr)
+        self.assertIn("note: 150 of 300 requests failed", result.stderr)
         with open(png, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 

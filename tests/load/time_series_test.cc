@@ -113,7 +113,7 @@ TEST(TimeSeriesTest, CsvHasAHeaderAndOneLinePerSecond) {
             "phase,rate_per_s,t_s,seconds,requests_per_s,steps_per_s,errors,p50_ms,p99_ms,"
             "pool_rented_bytes,pool_idle_bytes,arena_reserved_bytes\n"
             "0,250,0.000,1.000,200,100,0,5.04627,9.96147,8192,0,1048576\n"
-            "0,250,1.000,0.250,4,0,1,1,1,,,\n");  // a failed step: no steps_per_s
+            "0,250,1.000,0.250,4,0,1,,,,,\n");  // a failed step: no steps_per_s
 }
 
 }  // namespace
