@@ -2,7 +2,9 @@
 
 #include <grpcpp/security/credentials.h>
 
+#include <charconv>
 #include <stdexcept>
+#include <string_view>
 
 #include "proto/bearer_token.h"
 #include "proto/credential_file.h"
@@ -37,12 +39,35 @@ std::string ReadToken(const std::string& path) {
   return token;
 }
 
+// Empty when `target` is a gRPC target a client can dial: host:port with a port from 1 to
+// 65535 ("[::1]:50051" for IPv6), or one of gRPC's URI forms (unix:/path, dns:///host:port,
+// ...); else why not.
+std::string CheckServerTarget(const std::string& target) {
+  for (const std::string_view scheme :
+       {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
+    if (target.starts_with(scheme) && target.size() > scheme.size()) return "";
+  }
+  const size_t colon = target.rfind(':');
+  const std::string_view port =
+      colon == std::string::npos ? "" : std::string_view(target).substr(colon + 1);
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+  if (colon != std::string::npos && colon > 0 && !port.empty() && ec == std::errc() &&
+      end == port.data() + port.size() && n >= 1 && n <= 65535) {
+    return "";
+  }
+  return "must be host:port with a port from 1 to 65535 (for example 127.0.0.1:50051), or a "
+         "gRPC target such as unix:/path; got '" +
+         target + "'";
+}
+
 }  // namespace
 
 void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags) {
   app.add_option("--server", flags.server, "server address host:port")
       ->envname("ONEMODEL_SERVER")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(CheckServerTarget, "host:port"));
   app.add_option("--token-file", flags.token_file, "file holding a bearer token")
       ->envname("ONEMODEL_TOKEN_FILE")
       ->check(CLI::ExistingFile);

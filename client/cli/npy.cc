@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -51,11 +52,12 @@ class HeaderParser {
 
   NpyHeader Parse() {
     NpyHeader header;
-    int seen = 0;
+    std::set<std::string> seen;
     Expect('{');
     while (!Consume('}')) {
       const std::string key = String();
       Expect(':');
+      if (!seen.insert(key).second) throw Fail("the header gives '" + key + "' twice");
       if (key == "descr") {
         header.descr = String();
       } else if (key == "fortran_order") {
@@ -65,13 +67,12 @@ class HeaderParser {
       } else {
         throw Fail("unexpected header key '" + key + "'");
       }
-      ++seen;
       if (!Consume(',')) {
         Expect('}');
         break;
       }
     }
-    if (seen != 3) throw Fail("the header needs descr, fortran_order and shape");
+    if (seen.size() != 3) throw Fail("the header needs descr, fortran_order and shape");
     return header;
   }
 
@@ -201,7 +202,19 @@ TensorData ReadNpy(std::istream& in, const std::string& name) {
     throw Invalid(name, "Fortran-order arrays are not supported; save np.ascontiguousarray(a)");
   }
   TensorData data{DataTypeOfDescr(header.descr, name), header.shape, {}};
-  const int64_t size = client::NumElements(data.dims) * client::ElementBytes(data.data_type);
+  int64_t count = 0;
+  try {
+    count = client::NumElements(data.dims);
+  } catch (const Error& e) {
+    throw Invalid(name, std::string("the header's shape: ") + e.what());
+  }
+  const int64_t element_bytes = client::ElementBytes(data.data_type);
+  if (count > client::kMaxTensorBytes / element_bytes) {
+    throw Invalid(name, "the header's shape holds " + std::to_string(count) +
+                            " elements, more than the " + std::to_string(client::kMaxTensorBytes) +
+                            " bytes one tensor may hold");
+  }
+  const int64_t size = count * element_bytes;
   data.bytes.resize(size);
   if (!ReadBytes(in, data.bytes.data(), data.bytes.size())) {
     throw Invalid(name, "truncated data: the header announces " + std::to_string(size) +

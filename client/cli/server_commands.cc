@@ -2,6 +2,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -143,7 +144,16 @@ void AddStats(CLI::App& app, GlobalOptions& global) {
       ->check(CLI::Range(int64_t{10}, int64_t{3600000}))
       ->needs(watch);
   stats->add_option("--count,-n", options->count, "--watch: stop after this many views")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            int64_t n = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec == std::errc() && end == v.data() + v.size() && n >= 1) return "";
+            return "must be a whole number of views, at least 1 (leave --count out to watch "
+                   "until Ctrl-C); got '" +
+                   v + "'";
+          },
+          "N >= 1"))
       ->needs(watch);
   stats->callback([&global, options] {
     client::Client client = Connect(global.connection);

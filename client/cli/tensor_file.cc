@@ -30,7 +30,16 @@ client::TensorData ReadTensorFile(const std::string& path) {
   if (EndsWith(path, ".npy")) return ReadNpy(in, path);
   onnx::TensorProto proto;
   if (!proto.ParseFromIstream(&in)) throw FileError(path, "not a serialized onnx.TensorProto");
-  return client::FromProto(std::move(proto));
+  if (proto.data_type() == onnx::TensorProto::UNDEFINED) {
+    throw FileError(path,
+                    "holds no tensor: its data_type is UNDEFINED (an empty file, or a "
+                    "message other than an onnx.TensorProto, such as a ModelProto)");
+  }
+  try {
+    return client::FromProto(std::move(proto));
+  } catch (const Error& e) {
+    throw FileError(path, e.what());
+  }
 }
 
 void WriteTensorFile(const std::string& path, const client::TensorData& data) {

@@ -1,5 +1,7 @@
 #include "client/lib/run_builder.h"
 
+#include "client/lib/error.h"
+
 namespace onemodel::client {
 
 RunOutput RunBuilder::Op(const std::string& op, const std::vector<RunInput>& inputs,
@@ -8,7 +10,14 @@ RunOutput RunBuilder::Op(const std::string& op, const std::vector<RunInput>& inp
   operation->set_op(op);
   for (const RunInput& input : inputs) *operation->add_inputs() = input.proto();
   for (const NamedAttr& attribute : attributes) {
-    (*operation->mutable_attributes())[attribute.name] = attribute.value.proto();
+    const auto [_, added] =
+        operation->mutable_attributes()->insert({attribute.name, attribute.value.proto()});
+    if (!added) {
+      request_.mutable_operations()->RemoveLast();
+      throw Error(grpc::StatusCode::INVALID_ARGUMENT,
+                  "operation " + op + " was given attribute '" + attribute.name +
+                      "' more than once; give each attribute once");
+    }
   }
   operation->set_placement(placement);
   return RunOutput(request_.operations_size() - 1);

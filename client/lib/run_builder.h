@@ -77,6 +77,7 @@ struct NamedAttr {
 class RunBuilder {
  public:
   // Appends operation `op`; the result refers to its output in later operations and results.
+  // Throws Error(INVALID_ARGUMENT), appending nothing, when two attributes share a name.
   RunOutput Op(const std::string& op, const std::vector<RunInput>& inputs,
                const std::vector<NamedAttr>& attributes = {},
                v1::Placement placement = v1::PLACEMENT_UNSPECIFIED);

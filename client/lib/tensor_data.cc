@@ -59,6 +59,44 @@ std::string PackTypedField(const P& proto) {
   }
 }
 
+// The typed field ONNX assigns to `data_type`'s values; "" for a type this client lacks.
+std::string TypedFieldName(int32_t data_type) {
+  switch (data_type) {
+    case P::FLOAT:
+      return "float_data";
+    case P::DOUBLE:
+      return "double_data";
+    case P::INT64:
+      return "int64_data";
+    case P::UINT64:
+    case P::UINT32:
+      return "uint64_data";
+    default:
+      return ElementBytes(data_type) > 0 ? "int32_data" : "";
+  }
+}
+
+// Refuses, as the server does, values in a typed field that is not `proto`'s type's own, or in
+// both raw_data and that field (one of them would be dropped unseen).
+void CheckOneTypedField(const P& proto) {
+  const std::string own = TypedFieldName(proto.data_type());
+  if (own.empty()) return;  // an unsupported type: PackTypedField or Validate says so
+  const std::pair<const char*, int> fields[] = {
+      {"float_data", proto.float_data_size()},   {"double_data", proto.double_data_size()},
+      {"int32_data", proto.int32_data_size()},   {"int64_data", proto.int64_data_size()},
+      {"uint64_data", proto.uint64_data_size()}, {"string_data", proto.string_data_size()}};
+  for (const auto& [name, size] : fields) {
+    if (size == 0) continue;
+    if (name != own) {
+      throw Invalid("tensor of " + DataTypeName(proto.data_type()) + " has " + name + "; its " +
+                    "values go in raw_data or " + own);
+    }
+    if (proto.has_raw_data()) {
+      throw Invalid("tensor has both raw_data and " + own + ": keep the values in only one");
+    }
+  }
+}
+
 }  // namespace
 
 int64_t ElementBytes(int32_t data_type) {
@@ -124,6 +162,7 @@ TensorData FromProto(onnx::TensorProto proto) {
     throw Invalid("tensor '" + proto.name() + "' keeps its data in an external file");
   }
   if (proto.has_segment()) throw Invalid("tensor '" + proto.name() + "' is a segment");
+  CheckOneTypedField(proto);
   TensorData data;
   data.data_type = proto.data_type();
   data.dims.assign(proto.dims().begin(), proto.dims().end());

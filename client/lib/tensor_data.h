@@ -61,6 +61,8 @@ constexpr int32_t DataTypeOf() {
 int64_t ElementBytes(int32_t data_type);
 // ONNX's name of `data_type` ("FLOAT", "FLOAT16"), or "type <code>" when unknown.
 std::string DataTypeName(int32_t data_type);
+// The most bytes one tensor's data may hold (spec 3: 2^31 - 1).
+inline constexpr int64_t kMaxTensorBytes = 2147483647;
 // The element count of `dims` (1 for a scalar); Error(INVALID_ARGUMENT) on a negative extent.
 int64_t NumElements(std::span<const int64_t> dims);
 

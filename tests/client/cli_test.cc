@@ -298,6 +298,23 @@ TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
     const CommandResult result = Cli(args);
     EXPECT_EQ(result.exit_code, 2) << args[0] << " " << result.err;
   }
+  // Each says what was wrong: --count 0 quoted a 300-digit bound, a port past 65535 wrapped
+  // around (99999 dialled 34463) and an empty address printed gRPC's resolver errors.
+  const CommandResult zero = Cli({"stats", "--watch", "--count", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("must be a whole number of views, at least 1 (leave --count "
+                                  "out to watch until Ctrl-C); got '0'"));
+  for (const std::string server : {"127.0.0.1:99999", "", "127.0.0.1", "127.0.0.1:0", ":50051"}) {
+    const CommandResult bad = RunCommand({ONEMODEL_CLI_PATH, "--server", server, "health"});
+    EXPECT_EQ(bad.exit_code, 2) << server << ": " << bad.err;
+    EXPECT_THAT(bad.err, HasSubstr("--server: must be host:port with a port from 1 to 65535"));
+    EXPECT_THAT(bad.err, Not(HasSubstr("dns_resolver")));
+  }
+  for (const std::string server : {"[::1]:1", "localhost:65535", "unix:/tmp/none.sock"}) {
+    const CommandResult fine =
+        RunCommand({ONEMODEL_CLI_PATH, "--server", server, "health", "--timeout-ms", "200"});
+    EXPECT_EQ(fine.exit_code, 1) << server << ": " << fine.err;  // dialled, nobody there
+  }
   const CommandResult help = RunCommand({ONEMODEL_CLI_PATH, "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("Exit status: 0 success; 1 the command failed"));
@@ -382,6 +399,26 @@ TEST_F(CliTest, UnreadableTensorFilesAreReported) {
     EXPECT_EQ(absent.exit_code, 1) << args[0] << ": " << absent.err;
     EXPECT_THAT(absent.err, HasSubstr("'" + missing + "': cannot open for reading")) << args[0];
   }
+  // An empty .pb (or another message) holds no tensor; a .pb's own faults name the file.
+  std::ofstream(Path("empty.pb"), std::ios::binary).flush();
+  const CommandResult empty = Cli({"put", Path("empty.pb"), "--keep-session"});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_THAT(empty.err, HasSubstr("'" + Path("empty.pb") +
+                                   "': holds no tensor: its data_type "
+                                   "is UNDEFINED"));
+  onnx::TensorProto both;
+  both.set_data_type(onnx::TensorProto::FLOAT);
+  both.add_dims(1);
+  both.set_raw_data(std::string(4, '\0'));
+  both.add_float_data(2.0f);
+  std::ofstream out(Path("both.pb"), std::ios::binary);
+  ASSERT_TRUE(both.SerializeToOstream(&out));
+  out.close();
+  const CommandResult twice = Cli({"put", Path("both.pb"), "--keep-session"});
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_THAT(twice.err, HasSubstr("'" + Path("both.pb") +
+                                   "': tensor has both raw_data and "
+                                   "float_data"));
 }
 
 TEST(CliAuthTest, TheTokenFileAuthorizesCalls) {

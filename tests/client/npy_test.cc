@@ -131,6 +131,24 @@ TEST(NpyTest, RefusesUnsupportedTypesBadMagicAndTruncation) {
             std::string::npos);
 }
 
+// A repeated key and a shape past one tensor's 2^31 - 1 bytes are named as such; the shape was
+// allocated (or said only "element count overflows", naming no file) before.
+TEST(NpyTest, RefusesRepeatedKeysAndShapesPastTheTensorLimit) {
+  EXPECT_NE(ReadError(NpyWithHeader("{'descr': '<f4', 'descr': '<f4', 'shape': (1,), }", "abcd"))
+                .find("'test.npy': the header gives 'descr' twice"),
+            std::string::npos);
+  EXPECT_NE(ReadError(NpyWithHeader(
+                          "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824,), }", ""))
+                .find("'test.npy': the header's shape holds 1073741824 elements, more than the "
+                      "2147483647 bytes one tensor may hold"),
+            std::string::npos);
+  EXPECT_NE(ReadError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                                    "(4294967296, 4294967296), }",
+                                    ""))
+                .find("'test.npy': the header's shape: element count overflows"),
+            std::string::npos);
+}
+
 TEST(NpyTest, WriteRefusesBfloat16) {
   const TensorData data{P::BFLOAT16, {1}, std::string(2, '\0')};
   std::ostringstream out;

@@ -48,6 +48,24 @@ TEST(RunBuilderTest, TypesAttributesBySpelling) {
   EXPECT_EQ(attributes.at("floats").floats().values(0), 1.5f);
 }
 
+// The wire's attributes are a map: a second value under one name silently replaced the first
+// (`onemodel run Softmax -a axis=1 -a axis=0` ran over axis 0).
+TEST(RunBuilderTest, AnAttributeGivenTwiceIsRefused) {
+  RunBuilder run;
+  const TensorHandle x("p1.x");
+  try {
+    run.Op("Softmax", {x}, {{"axis", 1}, {"axis", 0}});
+    FAIL() << "a repeated attribute was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("attribute 'axis' more than once"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(run.size(), 0);  // nothing half-built is left behind
+  run.Op("Softmax", {x}, {{"axis", 1}});
+  EXPECT_EQ(run.size(), 1);
+}
+
 TEST(RunBuilderTest, ResultIndexesByOutput) {
   v1::RunReply reply;
   reply.add_outputs()->set_handle("a1.x");

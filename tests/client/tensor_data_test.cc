@@ -126,6 +126,39 @@ TEST(TensorDataTest, FromProtoRefusesExternalDataSegmentsAndSizeMismatch) {
   EXPECT_THROW(FromProto(short_data), Error);
 }
 
+// The message FromProto(proto) throws, or "" when it throws none.
+std::string FromProtoRefusal(const P& proto) {
+  try {
+    FromProto(proto);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Values in two places, or in another type's field, are refused as the server refuses them:
+// the CLI kept raw_data and dropped float_data unseen.
+TEST(TensorDataTest, FromProtoRefusesValuesInTwoFieldsOrAnotherTypesField) {
+  P both;
+  both.set_data_type(P::FLOAT);
+  both.add_dims(1);
+  both.set_raw_data(std::string(4, '\0'));
+  both.add_float_data(1.0f);
+  EXPECT_EQ(FromProtoRefusal(both),
+            "tensor has both raw_data and float_data: keep the values in only one");
+  P other;
+  other.set_data_type(P::FLOAT);
+  other.add_dims(1);
+  other.add_int64_data(1);
+  EXPECT_EQ(FromProtoRefusal(other),
+            "tensor of FLOAT has int64_data; its values go in raw_data or float_data");
+  P halves;  // FLOAT16 bit patterns live in int32_data
+  halves.set_data_type(P::FLOAT16);
+  halves.add_dims(1);
+  halves.add_int32_data(0x3c00);
+  EXPECT_EQ(FromProtoRefusal(halves), "");
+}
+
 TEST(TensorDataTest, NamesTypes) {
   EXPECT_EQ(DataTypeName(P::BFLOAT16), "BFLOAT16");
   EXPECT_EQ(DataTypeName(999), "type 999");
