@@ -13,23 +13,41 @@ namespace {
 
 // Closes a descriptor when it goes out of scope.
 struct Descriptor {
-  int fd;
+  explicit Descriptor(int f) : fd(f) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
   ~Descriptor() {
     if (fd >= 0) ::close(fd);
   }
+  const int fd;
 };
+
+// Whether `st` is a regular file's; throws the refusal for anything else.
+void RequireRegular(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) {
+    throw std::runtime_error(
+        "is not a regular file (a FIFO, a device or a directory); name the file that holds "
+        "the credential");
+  }
+}
+
+std::runtime_error SystemError(const char* what) {
+  return std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+}
 
 }  // namespace
 
 std::string ReadCredentialFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-  const Descriptor file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
-  if (file.fd < 0) throw std::runtime_error(std::string("cannot be opened: ") + std::strerror(errno));
+  // Looked at before it is opened (opening some devices acts), then again through the
+  // descriptor in case the path changed in between. O_NONBLOCK: a FIFO put there meanwhile
+  // must not make the open wait for a writer.
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw std::runtime_error("is not a regular file (a FIFO, a device or a directory); name the file that "
-                  "holds the credential");
-  }
+  if (::stat(path.c_str(), &st) != 0) throw SystemError("cannot be opened");
+  RequireRegular(st);
+  const Descriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (file.fd < 0) throw SystemError("cannot be opened");
+  if (::fstat(file.fd, &st) != 0) throw SystemError("cannot be examined");
+  RequireRegular(st);
   const auto too_large = [] {
     return std::runtime_error("holds more than " + std::to_string(kMaxCredentialFileBytes >> 10) +
                    " KiB, more than any token or PEM bundle; name the credential file itself");
@@ -41,7 +59,7 @@ std::string ReadCredentialFile(const std::string& path) {
     const ssize_t n = ::read(file.fd, text.data() + have, text.size() - have);
     if (n == 0) break;
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error(std::string("cannot be read: ") + std::strerror(errno));
+    if (n < 0) throw SystemError("cannot be read");
     have += static_cast<size_t>(n);
   }
   if (have > static_cast<size_t>(kMaxCredentialFileBytes)) throw too_large();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/memory/memory_budget.h"
+#include "proto/host_port.h"
 #include "server/security_files.h"
 
 namespace onemodel::server {
@@ -112,16 +113,10 @@ class Flags {
         ->check(CLI::Validator(
             [off_allowed](std::string& v) -> std::string {
               if (off_allowed && (v.empty() || v == "off")) return "";
-              const size_t colon = v.rfind(':');
-              const std::string port = colon == std::string::npos ? "" : v.substr(colon + 1);
-              int64_t n = -1;
-              const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-              if (colon == 0 || colon == std::string::npos || port.empty() || ec != std::errc() ||
-                  end != port.data() + port.size() || n < 0 || n > 65535) {
-                return "must be host:port with a port from 0 to 65535 (0 picks a free one); got '" +
-                       v + "'";
-              }
-              return "";
+              const std::string problem = HostPortProblem(v, 0);
+              if (problem.empty()) return "";
+              return "must be host:port with a port from 0 to 65535 (0 picks a free one), and " +
+                     problem + "; got '" + v + "'";
             },
             "host:port"));
   }
@@ -311,7 +306,7 @@ int ParseConfig(int argc, char** argv, ServerConfig* c) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e) == 0 ? 0 : 2;  // --help is 0; every usage error is 2
     for (const std::string& flag : emptied) {
-      if (code != 0 && std::string_view(e.what()).find(flag) != std::string_view::npos) {
+      if (code != 0 && std::string_view(e.what()).starts_with(flag + ":")) {
         std::fprintf(stderr,
                      "onemodeld: (%s is set to the empty string, which counts as %s '';"
                      " unset it for the default)\n",

@@ -2,6 +2,8 @@
 //   axis=1          int             scale=0.5      float (write 1.0 for a float one)
 //   axes=[0,2]      ints            axes=0,2       ints (a comma makes a list)
 //   scales=[1.5,2]  floats          layout=NHWC    string
+// An integer spelling must fit 64 bits and a float one 32 (write 1e20, not 100000000000000000000,
+// for a large float); a number outside its type's range is refused, not sent as another type.
 //
 //   client::NamedAttr a = ParseAttribute("kernel_shape=[2,2]");   // Ints{2, 2}
 #pragma once

@@ -2,12 +2,12 @@
 
 #include <grpcpp/security/credentials.h>
 
-#include <charconv>
 #include <stdexcept>
 #include <string_view>
 
 #include "proto/bearer_token.h"
 #include "proto/credential_file.h"
+#include "proto/host_port.h"
 
 namespace onemodel::cli {
 namespace {
@@ -40,25 +40,18 @@ std::string ReadToken(const std::string& path) {
 }
 
 // Empty when `target` is a gRPC target a client can dial: host:port with a port from 1 to
-// 65535 ("[::1]:50051" for IPv6), or one of gRPC's URI forms (unix:/path, dns:///host:port,
+// 65535 (HostPortProblem's rule) or one of gRPC's own URI forms (unix:/path, dns:///host:port,
 // ...); else why not.
 std::string CheckServerTarget(const std::string& target) {
   for (const std::string_view scheme :
        {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
     if (target.starts_with(scheme) && target.size() > scheme.size()) return "";
   }
-  const size_t colon = target.rfind(':');
-  const std::string_view port =
-      colon == std::string::npos ? "" : std::string_view(target).substr(colon + 1);
-  int64_t n = 0;
-  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-  if (colon != std::string::npos && colon > 0 && !port.empty() && ec == std::errc() &&
-      end == port.data() + port.size() && n >= 1 && n <= 65535) {
-    return "";
-  }
-  return "must be host:port with a port from 1 to 65535 (for example 127.0.0.1:50051), or a "
-         "gRPC target such as unix:/path; got '" +
-         target + "'";
+  const std::string problem = HostPortProblem(target, 1);
+  if (problem.empty()) return "";
+  return "must be host:port with a port from 1 to 65535 (for example 127.0.0.1:50051; or a "
+         "gRPC target such as unix:/path), and " +
+         problem + "; got '" + target + "'";
 }
 
 }  // namespace
@@ -121,7 +114,7 @@ std::string ConnectionAdvice(const std::exception& error, const ConnectionFlags&
       !rpc->message().starts_with("the server is shutting down")) {
     return "\nhint: could not reach onemodeld at '" + flags.server +
            "': is it running there, and with TLS exactly when --tls is given? Start it with "
-           "scripts/start, or pass --server host:port (no scheme; or set ONEMODEL_SERVER)";
+           "scripts/start, or pass --server host:port (or set ONEMODEL_SERVER)";
   }
   return {};
 }

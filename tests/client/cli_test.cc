@@ -304,7 +304,8 @@ TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
   EXPECT_EQ(zero.exit_code, 2);
   EXPECT_THAT(zero.err, HasSubstr("must be a whole number of views, at least 1 (leave --count "
                                   "out to watch until Ctrl-C); got '0'"));
-  for (const std::string server : {"127.0.0.1:99999", "", "127.0.0.1", "127.0.0.1:0", ":50051"}) {
+  for (const std::string server : {"127.0.0.1:99999", "", "127.0.0.1", "127.0.0.1:0", ":50051",
+                                   "http://localhost:50051", "::1:50051", "local host:1"}) {
     const CommandResult bad = RunCommand({ONEMODEL_CLI_PATH, "--server", server, "health"});
     EXPECT_EQ(bad.exit_code, 2) << server << ": " << bad.err;
     EXPECT_THAT(bad.err, HasSubstr("--server: must be host:port with a port from 1 to 65535"));

@@ -291,6 +291,23 @@ TEST(DrainTest, ASighupDrainsAndExitsWithCodeZero) {
   EXPECT_TRUE(exit.ok()) << exit.Describe();
 }
 
+// Started with SIGHUP ignored (`nohup onemodeld`), the server stays ignoring it: a blocked
+// signal that is ignored still reaches sigwait(), so it must not be in the set waited for.
+TEST(DrainTest, UnderNohupASighupIsIgnored) {
+  struct sigaction ignore {
+  }, before{};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGHUP, &ignore, &before), 0);  // inherited by the server
+  ServerProcess server;
+  ASSERT_EQ(sigaction(SIGHUP, &before, nullptr), 0);
+  client::Client client(server.grpc_address());
+  ASSERT_EQ(kill(server.pid(), SIGHUP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_NO_THROW(client.CreateSession());
+  const ExitStatus exit = server.Stop();
+  EXPECT_TRUE(exit.ok()) << exit.Describe();
+}
+
 // SIGPIPE (a log reader that went away) is ignored: before, the first one killed the process.
 TEST(DrainTest, ASigpipeDoesNotStopTheServer) {
   ServerProcess server;

@@ -45,17 +45,26 @@ def _text(path: str, source: str) -> str:
     without end); an OSError naming the file and where its path came from."""
     def refused(why: str) -> OSError:
         return OSError('the bearer token file %r (%s) %s' % (path, source, why))
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    not_regular = ('is not a regular file (a FIFO, a device or a directory): name the file that '
+                   'holds the token')
+    try:  # looked at before it is opened (opening some devices acts), then through the fd
+        fd = (os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+              if stat.S_ISREG(os.stat(path).st_mode) else None)
     except OSError as e:
         raise OSError(e.errno, 'cannot read the bearer token file %r (%s): %s'
                       % (path, source, e.strerror), path) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    if fd is None:
+        raise refused(not_regular)
+    data = b''
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        if regular:
+            with os.fdopen(fd, 'rb', closefd=False) as f:  # read() loops to n or the end
+                data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+    finally:
         os.close(fd)
-        raise refused('is not a regular file (a FIFO, a device or a directory): name the file '
-                      'that holds the token')
-    with os.fdopen(fd, 'rb') as f:
-        data = f.read(MAX_TOKEN_FILE_BYTES + 1)
+    if not regular:
+        raise refused(not_regular)
     if len(data) > MAX_TOKEN_FILE_BYTES:
         raise refused('holds more than %d KiB, more than any token: name the token file itself'
                       % (MAX_TOKEN_FILE_BYTES >> 10))

@@ -99,14 +99,26 @@ def _rpc(method, fn, *args, **kwargs):
 class Output(int):
     """A reference to the output of an earlier operation of the same Run (its index).
     Batch.add's Outputs also know their batch: only that batch takes them (in add() and as
-    its index), so that one cannot silently name an operation of another Run."""
+    its index), so that one cannot silently name an operation of another Run. They hold it
+    weakly: an Output does not keep its batch's operations and results alive."""
 
-    batch: Optional['Batch']
+    _batch: Optional['weakref.ref[Batch]']
 
     def __new__(cls, index: int, batch: Optional['Batch'] = None) -> 'Output':
         out = super().__new__(cls, index)
-        out.batch = batch
+        out._batch = None if batch is None else weakref.ref(batch)
         return out
+
+    @property
+    def from_batch(self) -> bool:
+        """Whether Batch.add returned it (rather than Output(i) for a list of operations)."""
+        return self._batch is not None
+
+    @property
+    def batch(self) -> Optional['Batch']:
+        """The batch whose add() returned it; None for a plain Output(i) or once that batch
+        is gone."""
+        return None if self._batch is None else self._batch()
 
     def __repr__(self):
         return 'Output(%d)' % int(self)
@@ -241,7 +253,7 @@ def make_input(value):
     if isinstance(value, pb.Input):
         return value
     if isinstance(value, Output):
-        if value.batch is not None:
+        if value.from_batch:
             raise ValueError(
                 '%r came from Batch.add and refers to an operation of that batch (%r), not of '
                 'this list of operations: pass its result, batch[output] after batch.run() (a '
@@ -480,18 +492,21 @@ class Batch:
         """`ref` as a plain Output(i) when it is this batch's (or a plain one); ValueError,
         saying what to do instead (as an input, or `as_index`), when another batch's add()
         returned it."""
-        if ref.batch is None or ref.batch is self:
+        owner = ref.batch
+        if not ref.from_batch or owner is self:
             return Output(int(ref))
-        if as_index:
+        if owner is None:
+            advice = 'the batch that returned it no longer exists'
+        elif as_index:
             advice = 'index the batch that returned it: that_batch[output]'
-        elif ref.batch.results is None:
+        elif owner.results is None:
             advice = ('add this operation to that batch too, or run that batch first and pass '
                       'its result, that_batch[output] (a RemoteTensor)')
         else:
             advice = 'that batch has run: pass its result, that_batch[output] (a RemoteTensor)'
         raise ValueError('%r is an output of another batch (%r), not of this one (%r): an '
                          'Output names an operation of its own batch only; %s'
-                         % (ref, ref.batch, self, advice))
+                         % (ref, owner, self, advice))
 
     def run(self):
         self.results = self.session.run(self.operations, no_grad=self.no_grad,

@@ -2,8 +2,12 @@
 int attributes where floats or int lists are expected, attribute errors before sending, and a
 batch indexed before it ran."""
 
+import gc
+import weakref
+
 import grpc
 import numpy as np
+
 import pytest
 import torch
 
@@ -149,6 +153,21 @@ def test_an_output_of_another_batch_is_refused(sess):
     c.run()
     assert c[z].numpy().tolist() == [0.0, 0.0, 0.0]
     assert b[y].numpy().tolist() == [2.0, 4.0, 6.0]
+
+
+def test_an_output_holds_its_batch_weakly_and_outlives_it_safely(sess):
+    """An Output kept no longer keeps its batch's operations and results alive; once that
+    batch is gone, the Output is still refused elsewhere (not taken as a plain Output(i))."""
+    a = sess.batch()
+    xa = a.add('Neg', np.ones(3, np.float32))
+    gone = weakref.ref(a)
+    del a
+    gc.collect()
+    assert gone() is None
+    b = sess.batch()
+    b.add('Exp', np.ones(3, np.float32))
+    with pytest.raises(ValueError, match='the batch that returned it no longer exists'):
+        b.add('Add', xa, xa)
 
 
 @pytest.mark.parametrize('key', [0.7, 0, np.int64(0), 'a1'], ids=repr)

@@ -133,8 +133,9 @@ TEST(FlagRanges, TheValuesOfIssue19ExitTwoNamingTheFlag) {
 }
 
 TEST(FlagRanges, AddressesNeedAPortFromZeroTo65535) {
-  for (const char* bad : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1", "127.0.0.1:-1",
-                          "127.0.0.1:http", ":50051", "127.0.0.1:", ""}) {
+  for (const char* bad :
+       {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1", "127.0.0.1:-1", "127.0.0.1:http",
+        ":50051", "127.0.0.1:", "", "::1:50051", "http://127.0.0.1:50051", "local host:1"}) {
     std::string err;
     EXPECT_EQ(Parse({"--listen", bad}, &err), 2) << bad;
     EXPECT_NE(err.find("--listen"), std::string::npos) << bad << ": " << err;
