@@ -311,7 +311,9 @@ TEST_F(CliTest, UsageErrorsExitTwoAndHelpSaysSo) {
     EXPECT_THAT(bad.err, HasSubstr("--server: must be host:port with a port from 1 to 65535"));
     EXPECT_THAT(bad.err, Not(HasSubstr("dns_resolver")));
   }
-  for (const std::string server : {"[::1]:1", "localhost:65535", "unix:/tmp/none.sock"}) {
+  // Addresses only: a host name would go through c-ares, whose resolver leaks 10 bytes that
+  // LeakSanitizer reports at the CLI's exit in the asan preset.
+  for (const std::string server : {"[::1]:1", "127.0.0.1:65535", "unix:/tmp/none.sock"}) {
     const CommandResult fine =
         RunCommand({ONEMODEL_CLI_PATH, "--server", server, "health", "--timeout-ms", "200"});
     EXPECT_EQ(fine.exit_code, 1) << server << ": " << fine.err;  // dialled, nobody there
