@@ -49,8 +49,9 @@ std::string ReadCredentialFile(const std::string& path) {
   if (::fstat(file.fd, &st) != 0) throw SystemError("cannot be examined");
   RequireRegular(st);
   const auto too_large = [] {
-    return std::runtime_error("holds more than " + std::to_string(kMaxCredentialFileBytes >> 10) +
-                   " KiB, more than any token or PEM bundle; name the credential file itself");
+    return std::runtime_error(
+        "holds more than " + std::to_string(kMaxCredentialFileBytes >> 10) +
+        " KiB, more than any token or PEM bundle; name the credential file itself");
   };
   if (st.st_size > kMaxCredentialFileBytes) throw too_large();
   std::string text(static_cast<size_t>(kMaxCredentialFileBytes) + 1, '\0');
